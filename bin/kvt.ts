@@ -1,0 +1,62 @@
+/**
+ * `kvt <command>`: dispatches to the server processes (controller, segmentstore, cluster) and the
+ * client commands (scope, table, put, get, keys, import, export). Each command module exports
+ * `main(argv)` and is loaded only when used, so `kvt get` does not load LevelDB.
+ */
+
+const USAGE = `Usage: kvt <command> [options]
+
+Server processes:
+  controller     run the controller (scopes, tables, placement)
+  segmentstore   run a segment store (table segments on LevelDB)
+  cluster        run a local cluster: controller + segment stores (what \`npm start\` runs)
+
+Client commands:
+  scope          create | delete | list scopes
+  table          create | get | delete | list key-value tables
+  put | get      write or read one key
+  keys           list the keys of a key family
+  import|export  load or dump a table as JSON lines
+
+Run \`kvt <command> --help\` for the options of a command.`;
+
+type CommandMain = (argv: string[]) => Promise<void>;
+
+function load(command: string): CommandMain | undefined {
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  switch (command) {
+    case 'controller':
+      return require('../controller/main').main;
+    case 'segmentstore':
+      return require('../segmentstore/main').main;
+    case 'cluster':
+      return require('./cluster').main;
+    case 'scope':
+    case 'table':
+    case 'put':
+    case 'get':
+    case 'keys':
+    case 'import':
+    case 'export':
+      return (argv) => require('./cli').main([command, ...argv]);
+    default:
+      return undefined;
+  }
+}
+
+/** Entry point of the `kvt` command. */
+export async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    process.stdout.write(USAGE + '\n');
+    if (command === undefined) process.exitCode = 2;
+    return;
+  }
+  const run = load(command);
+  if (!run) {
+    process.stderr.write(`kvt: unknown command "${command}" (see kvt --help)\n`);
+    process.exitCode = 2;
+    return;
+  }
+  await run(rest);
+}

@@ -1,0 +1,39 @@
+/**
+ * Wire error codes: the contract between servers and the client. A failed call carries a gRPC status
+ * plus the trailer {@link ERROR_CODE_TRAILER} holding one of these; an `Execute` sub-response carries
+ * the same code in its `Error` message. Codes are stable; messages may change.
+ */
+export const ErrorCodes = {
+  /** A condition failed: the key exists (insert / NOT_EXISTS) or its version differs. */
+  BAD_KEY_VERSION: 'BAD_KEY_VERSION',
+  /** A conditional update named a key that does not exist. */
+  NO_SUCH_KEY: 'NO_SUCH_KEY',
+  /** Malformed request, a name or a value out of its limits; nothing was written. */
+  INVALID_ARGUMENT: 'INVALID_ARGUMENT',
+  /** The segment is not hosted by this store (deleted, or routing is stale). */
+  SEGMENT_NOT_FOUND: 'SEGMENT_NOT_FOUND',
+  SCOPE_NOT_FOUND: 'SCOPE_NOT_FOUND',
+  TABLE_NOT_FOUND: 'TABLE_NOT_FOUND',
+  /** The table exists but is not ACTIVE (being created or deleted). */
+  TABLE_NOT_ACTIVE: 'TABLE_NOT_ACTIVE',
+  /** No live store, a store is stopping, or a deadline passed. */
+  UNAVAILABLE: 'UNAVAILABLE',
+  UNAUTHENTICATED: 'UNAUTHENTICATED',
+  PERMISSION_DENIED: 'PERMISSION_DENIED',
+  /** A bug or an unexpected storage failure. */
+  INTERNAL: 'INTERNAL',
+} as const;
+
+export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
+
+/** gRPC trailer (metadata key) holding the {@link ErrorCode} of a failed call. */
+export const ERROR_CODE_TRAILER = 'kvt-error-code';
+/** gRPC trailer holding the index of the offending modification or key, when there is one. */
+export const ERROR_INDEX_TRAILER = 'kvt-error-index';
+
+const known = new Set<string>(Object.values(ErrorCodes));
+
+/** True when `code` is one of {@link ErrorCodes}. */
+export function isErrorCode(code: unknown): code is ErrorCode {
+  return typeof code === 'string' && known.has(code);
+}

@@ -1,0 +1,79 @@
+/**
+ * The one loader of kvt's `.proto` files. Loaded once per process with fixed options:
+ * field names in camelCase, 64-bit integers as decimal strings, enums as their names, bytes as
+ * Buffer, defaults filled in, and the name of the set field of each `oneof` as a virtual field.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { MAX_MESSAGE_BYTES } from './limits';
+
+export * from './messages';
+
+/** The directory holding `kvt/v1/*.proto`, whether running from source or from `dist/`. */
+export function protoRoot(): string {
+  const candidates = [__dirname, path.resolve(__dirname, '..', '..', 'proto')];
+  for (const dir of candidates) {
+    if (fs.existsSync(path.join(dir, 'kvt', 'v1', 'segmentstore.proto'))) return dir;
+  }
+  throw new Error(`kvt proto files not found under ${candidates.join(' or ')}`);
+}
+
+/** Loader options shared by every component (see the module comment). */
+export const PROTO_LOADER_OPTIONS: protoLoader.Options = {
+  keepCase: false,
+  longs: String,
+  enums: String,
+  bytes: Buffer,
+  defaults: true,
+  oneofs: true,
+};
+
+/** Channel / server options shared by every component. */
+export const GRPC_CHANNEL_OPTIONS: grpc.ChannelOptions = {
+  'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+  'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+  'grpc.keepalive_time_ms': 30_000,
+  'grpc.keepalive_timeout_ms': 10_000,
+  'grpc.keepalive_permit_without_calls': 1,
+};
+
+/** Server options shared by every component. */
+export const GRPC_SERVER_OPTIONS: grpc.ServerOptions = {
+  'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+  'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+  'grpc.keepalive_permit_without_calls': 1,
+  'grpc.http2.min_ping_interval_without_data_ms': 5_000,
+};
+
+interface KvtPackage {
+  SegmentStore: grpc.ServiceClientConstructor;
+  Controller: grpc.ServiceClientConstructor;
+}
+
+let loaded: KvtPackage | undefined;
+
+/** The `kvt.v1` package: service constructors (with `.service` definitions for servers). */
+export function kvtPackage(): KvtPackage {
+  if (!loaded) {
+    const root = protoRoot();
+    const definition = protoLoader.loadSync(['kvt/v1/segmentstore.proto', 'kvt/v1/controller.proto'], {
+      ...PROTO_LOADER_OPTIONS,
+      includeDirs: [root],
+    });
+    const descriptor = grpc.loadPackageDefinition(definition) as unknown as { kvt: { v1: KvtPackage } };
+    loaded = descriptor.kvt.v1;
+  }
+  return loaded;
+}
+
+/** Service definition of `kvt.v1.SegmentStore`, for `server.addService`. */
+export function segmentStoreService(): grpc.ServiceDefinition {
+  return kvtPackage().SegmentStore.service;
+}
+
+/** Service definition of `kvt.v1.Controller`, for `server.addService`. */
+export function controllerService(): grpc.ServiceDefinition {
+  return kvtPackage().Controller.service;
+}

@@ -1,0 +1,94 @@
+/**
+ * Command-line flags and `KVT_<COMPONENT>_<NAME>` environment variables for the server processes:
+ * one table of options per process; flags override the environment, which overrides defaults.
+ */
+
+/** One option of a process: `--kebab-name` flag, `KVT_<PREFIX>_<ENV>` variable. */
+export interface OptionSpec {
+  /** Flag name without dashes, e.g. `data-dir`. */
+  flag: string;
+  /** Environment suffix, e.g. `DATA_DIR` (with units where there are some: `_MS`, `_BYTES`). */
+  env: string;
+  kind: 'string' | 'int' | 'bool';
+  description: string;
+  /** Shown in `--help`. */
+  default?: string | number | boolean;
+  /** Inclusive bounds for ints. */
+  min?: number;
+  max?: number;
+}
+
+/** Bad usage: the caller prints `message` as one line and exits non-zero. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+export type ParsedOptions = Record<string, string | number | boolean | undefined>;
+
+function convert(spec: OptionSpec, raw: string, source: string): string | number | boolean {
+  if (spec.kind === 'string') {
+    if (raw === '') throw new UsageError(`${source} must not be empty`);
+    return raw;
+  }
+  if (spec.kind === 'bool') {
+    if (['1', 'true', 'yes', 'on'].includes(raw.toLowerCase())) return true;
+    if (['0', 'false', 'no', 'off'].includes(raw.toLowerCase())) return false;
+    throw new UsageError(`${source} must be true or false; got "${raw}"`);
+  }
+  if (!/^-?\d+$/.test(raw)) throw new UsageError(`${source} must be an integer; got "${raw}"`);
+  const n = Number(raw);
+  if (spec.min !== undefined && n < spec.min) throw new UsageError(`${source} is ${n}; the minimum is ${spec.min}`);
+  if (spec.max !== undefined && n > spec.max) throw new UsageError(`${source} is ${n}; the maximum is ${spec.max}`);
+  return n;
+}
+
+/**
+ * Parses `argv` (flags only, `--name value` or `--name=value`; bools also bare `--name`) over `env`.
+ * Unknown flags and missing values throw {@link UsageError}. `help` is true for `--help` / `-h`.
+ */
+export function parseOptions(
+  specs: readonly OptionSpec[],
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  envPrefix: string,
+): { options: ParsedOptions; help: boolean; positionals: string[] } {
+  const options: ParsedOptions = {};
+  const byFlag = new Map(specs.map((s) => [s.flag, s]));
+  for (const spec of specs) {
+    const name = `${envPrefix}_${spec.env}`;
+    const raw = env[name];
+    if (raw !== undefined && raw !== '') options[spec.flag] = convert(spec, raw, name);
+    else if (spec.default !== undefined) options[spec.flag] = spec.default;
+  }
+  let help = false;
+  const positionals: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--help' || arg === '-h') { help = true; continue; }
+    if (!arg.startsWith('--')) { positionals.push(arg); continue; }
+    const eq = arg.indexOf('=');
+    const name = arg.slice(2, eq < 0 ? undefined : eq);
+    const spec = byFlag.get(name);
+    if (!spec) throw new UsageError(`unknown option --${name} (see --help)`);
+    let raw: string | undefined = eq < 0 ? undefined : arg.slice(eq + 1);
+    if (raw === undefined) {
+      if (spec.kind === 'bool' && (i + 1 >= argv.length || argv[i + 1].startsWith('--'))) raw = 'true';
+      else if (i + 1 < argv.length) raw = argv[++i];
+      else throw new UsageError(`option --${name} needs a value`);
+    }
+    options[spec.flag] = convert(spec, raw, `--${name}`);
+  }
+  return { options, help, positionals };
+}
+
+/** `--help` text: usage line plus one line per option with its env variable and default. */
+export function helpText(usage: string, summary: string, specs: readonly OptionSpec[], envPrefix: string): string {
+  const lines = [`Usage: ${usage}`, '', summary, '', 'Options (flags override environment variables):'];
+  for (const s of specs) {
+    const flag = `--${s.flag}${s.kind === 'bool' ? '' : ` <${s.kind === 'int' ? 'n' : 'value'}>`}`;
+    const dflt = s.default === undefined ? '' : ` (default: ${s.default})`;
+    lines.push(`  ${flag.padEnd(28)} ${s.description}${dflt}  [env ${envPrefix}_${s.env}]`);
+  }
+  lines.push(`  ${'--help'.padEnd(28)} show this help`);
+  return lines.join('\n');
+}

@@ -1,0 +1,89 @@
+/**
+ * The servers' one mapping from domain errors to gRPC status: a failed call carries the gRPC code
+ * matching the kvt code, the message naming the field and limit, and the `kvt-error-code` (and,
+ * when known, `kvt-error-index`) trailers.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { ERROR_CODE_TRAILER, ERROR_INDEX_TRAILER, ErrorCode, ErrorCodes, isErrorCode } from '../error-codes';
+
+/** A domain error a server reports to its caller: a stable code, a message, an optional item index. */
+export class KvtFault extends Error {
+  override readonly name = 'KvtFault';
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    /** Index of the offending modification / key in the request, -1 when none. */
+    readonly index = -1,
+  ) {
+    super(message);
+  }
+}
+
+/** Shorthand for `new KvtFault('INVALID_ARGUMENT', message, index)`. */
+export function invalidArgument(message: string, index = -1): KvtFault {
+  return new KvtFault(ErrorCodes.INVALID_ARGUMENT, message, index);
+}
+
+const GRPC_STATUS: Record<ErrorCode, grpc.status> = {
+  BAD_KEY_VERSION: grpc.status.FAILED_PRECONDITION,
+  NO_SUCH_KEY: grpc.status.FAILED_PRECONDITION,
+  INVALID_ARGUMENT: grpc.status.INVALID_ARGUMENT,
+  SEGMENT_NOT_FOUND: grpc.status.NOT_FOUND,
+  SCOPE_NOT_FOUND: grpc.status.NOT_FOUND,
+  TABLE_NOT_FOUND: grpc.status.NOT_FOUND,
+  TABLE_NOT_ACTIVE: grpc.status.FAILED_PRECONDITION,
+  UNAVAILABLE: grpc.status.UNAVAILABLE,
+  UNAUTHENTICATED: grpc.status.UNAUTHENTICATED,
+  PERMISSION_DENIED: grpc.status.PERMISSION_DENIED,
+  INTERNAL: grpc.status.INTERNAL,
+};
+
+/** The gRPC status code used on the wire for a kvt error code. */
+export function grpcStatusFor(code: ErrorCode): grpc.status {
+  return GRPC_STATUS[code];
+}
+
+/** Code, message and index of any thrown value; unknown errors become INTERNAL. */
+export function faultOf(err: unknown): KvtFault {
+  if (err instanceof KvtFault) return err;
+  const e = err as { code?: unknown; message?: unknown; index?: unknown } | undefined;
+  if (e && isErrorCode(e.code)) {
+    return new KvtFault(e.code, String(e.message ?? e.code), typeof e.index === 'number' ? e.index : -1);
+  }
+  return new KvtFault(ErrorCodes.INTERNAL, `internal error: ${e && typeof e.message === 'string' ? e.message : String(err)}`);
+}
+
+/** The `ServiceError`-shaped object to pass to a unary callback for `err`. */
+export function toServiceError(err: unknown): Partial<grpc.StatusObject> {
+  const fault = faultOf(err);
+  const metadata = new grpc.Metadata();
+  metadata.set(ERROR_CODE_TRAILER, fault.code);
+  if (fault.index >= 0) metadata.set(ERROR_INDEX_TRAILER, String(fault.index));
+  return { code: grpcStatusFor(fault.code), details: fault.message, metadata };
+}
+
+/**
+ * Wraps an async handler as a grpc-js unary handler: resolves → callback(null, value),
+ * throws → callback(toServiceError(err)). Never lets an exception escape into grpc-js.
+ */
+export function unary<Req, Res>(
+  handler: (request: Req, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res>,
+  onInternal?: (err: unknown) => void,
+): grpc.handleUnaryCall<Req, Res> {
+  return (call, callback) => {
+    let promise: Promise<Res>;
+    try {
+      promise = handler(call.request, call);
+    } catch (err) {
+      promise = Promise.reject(err);
+    }
+    promise.then(
+      (value) => callback(null, value),
+      (err) => {
+        const fault = faultOf(err);
+        if (fault.code === ErrorCodes.INTERNAL && onInternal) onInternal(err);
+        callback(toServiceError(fault) as grpc.ServiceError);
+      },
+    );
+  };
+}

@@ -1,0 +1,204 @@
+/**
+ * Starts real kvt processes (`node bin/kvt.js <command> …`) for integration tests: waits for the
+ * JSON log line that says the process is listening, exposes its port and logs, and cleans up through
+ * `Symbol.asyncDispose`. Requires `npm run build` (npm test runs it first).
+ */
+import { ChildProcess, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+export const REPO_ROOT = path.resolve(__dirname, '..', '..');
+export const KVT_BIN = path.join(REPO_ROOT, 'bin', 'kvt.js');
+
+/** A JSON log line of a kvt process. */
+export type LogRecord = Record<string, unknown> & { msg?: string };
+
+export interface KvtProcessOptions {
+  /** Extra environment variables. */
+  env?: NodeJS.ProcessEnv;
+  /** The `msg` of the log line that says the process is ready; it must carry a `port` field. */
+  readyMsg?: string;
+  /** How long to wait for the ready line. @default 20000 */
+  readyTimeoutMs?: number;
+}
+
+/** A running kvt child process. */
+export class KvtProcess {
+  readonly logs: LogRecord[] = [];
+  readonly stderr: string[] = [];
+  port = 0;
+  private exited: Promise<number | null>;
+  private exitCode: number | null | undefined;
+
+  constructor(readonly args: string[], readonly child: ChildProcess) {
+    this.exited = new Promise((resolve) => {
+      child.once('exit', (code, signal) => {
+        this.exitCode = code ?? (signal ? null : code);
+        resolve(code);
+      });
+    });
+    let buffered = '';
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      buffered += chunk;
+      let nl: number;
+      while ((nl = buffered.indexOf('\n')) >= 0) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        try {
+          this.logs.push(JSON.parse(line));
+        } catch {
+          this.logs.push({ msg: '<non-json>', line });
+        }
+      }
+    });
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => this.stderr.push(chunk));
+  }
+
+  /** `127.0.0.1:<port>`. */
+  get address(): string {
+    return `127.0.0.1:${this.port}`;
+  }
+
+  get running(): boolean {
+    return this.exitCode === undefined;
+  }
+
+  /** Resolves with the first log record whose msg is `msg` (and that matches `where`). */
+  async waitForLog(msg: string, timeoutMs = 20_000, where: (r: LogRecord) => boolean = () => true): Promise<LogRecord> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = this.logs.find((r) => r.msg === msg && where(r));
+      if (found) return found;
+      if (!this.running) {
+        throw new Error(`kvt ${this.args.join(' ')} exited (${this.exitCode}) before logging "${msg}": ${this.stderr.join('')}`);
+      }
+      if (Date.now() > deadline) throw new Error(`timed out waiting for "${msg}" from kvt ${this.args.join(' ')}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  /** Sends `signal` and waits for the exit; resolves the exit code (null when killed by a signal). */
+  async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<number | null> {
+    if (this.running) this.child.kill(signal);
+    return this.exited;
+  }
+
+  /** Graceful stop (SIGTERM), then SIGKILL after `graceMs`. */
+  async stop(graceMs = 10_000): Promise<number | null> {
+    if (!this.running) return this.exitCode ?? null;
+    this.child.kill('SIGTERM');
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
+    try {
+      return await this.exited;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Waits for the process to exit by itself. */
+  waitForExit(): Promise<number | null> {
+    return this.exited;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop();
+  }
+}
+
+/** Spawns `kvt <args>` without waiting for anything. */
+export function spawnKvt(args: string[], env: NodeJS.ProcessEnv = {}): KvtProcess {
+  const child = spawn(process.execPath, [KVT_BIN, ...args], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return new KvtProcess(args, child);
+}
+
+/** Spawns `kvt <args>` and waits for its ready log line (which must carry `port`). */
+export async function startKvt(args: string[], options: KvtProcessOptions = {}): Promise<KvtProcess> {
+  const proc = spawnKvt(args, options.env);
+  if (options.readyMsg) {
+    try {
+      const ready = await proc.waitForLog(options.readyMsg, options.readyTimeoutMs ?? 20_000);
+      proc.port = Number(ready.port);
+    } catch (err) {
+      await proc.kill();
+      throw err;
+    }
+  }
+  return proc;
+}
+
+/** Starts `kvt controller --port 0 --data-dir dir`. */
+export function startController(dataDir: string, extraArgs: string[] = [], env?: NodeJS.ProcessEnv): Promise<KvtProcess> {
+  return startKvt(['controller', '--port', '0', '--data-dir', dataDir, ...extraArgs], { readyMsg: 'controller started', env });
+}
+
+/** Starts `kvt segmentstore --port 0 --data-dir dir [--controller addr]`. */
+export function startSegmentStore(
+  dataDir: string,
+  controller?: string,
+  extraArgs: string[] = [],
+  env?: NodeJS.ProcessEnv,
+): Promise<KvtProcess> {
+  const args = ['segmentstore', '--port', '0', '--data-dir', dataDir, ...extraArgs];
+  if (controller) args.push('--controller', controller);
+  return startKvt(args, { readyMsg: 'segment store started', env });
+}
+
+/** A fresh temp directory, removed by `dispose()`. */
+export function tempDir(prefix = 'kvt-test-'): { path: string; dispose(): void; [Symbol.dispose](): void } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const dispose = () => fs.rmSync(dir, { recursive: true, force: true });
+  return { path: dir, dispose, [Symbol.dispose]: dispose };
+}
+
+/** A local cluster: a controller and `stores` segment stores registered with it. */
+export class TestCluster {
+  private constructor(
+    readonly root: string,
+    readonly controller: KvtProcess,
+    readonly stores: KvtProcess[],
+  ) {}
+
+  static async start(options: { stores?: number; root?: string; controllerArgs?: string[]; storeArgs?: string[] } = {}): Promise<TestCluster> {
+    const root = options.root ?? fs.mkdtempSync(path.join(os.tmpdir(), 'kvt-cluster-'));
+    const controller = await startController(path.join(root, 'controller'), options.controllerArgs);
+    const stores: KvtProcess[] = [];
+    try {
+      for (let i = 0; i < (options.stores ?? 2); i++) {
+        const store = await startSegmentStore(path.join(root, `segmentstore-${i}`), controller.address, options.storeArgs);
+        await store.waitForLog('registered with controller');
+        stores.push(store);
+      }
+    } catch (err) {
+      await Promise.all([controller.kill(), ...stores.map((s) => s.kill())]);
+      throw err;
+    }
+    return new TestCluster(root, controller, stores);
+  }
+
+  get controllerAddress(): string {
+    return this.controller.address;
+  }
+
+  /** Restarts the controller on the same data dir (new port unless `port` is given). */
+  async restartController(port = 0): Promise<KvtProcess> {
+    const args = ['controller', '--port', String(port), '--data-dir', path.join(this.root, 'controller')];
+    const proc = await startKvt(args, { readyMsg: 'controller started' });
+    (this as { controller: KvtProcess }).controller = proc;
+    return proc;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.stores.map((s) => s.stop()));
+    await this.controller.stop();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop();
+    fs.rmSync(this.root, { recursive: true, force: true });
+  }
+}
