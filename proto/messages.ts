@@ -64,6 +64,10 @@ export interface IterateRequest {
 }
 export interface IterateResponse { items: Entry[]; done: boolean }
 
+export interface ScanRequest { segmentId: string; includeValues: boolean; maxItems: number; after: Uint8Array }
+export interface ScanItem { family: string; key: Uint8Array; value: Uint8Array; sequence: string }
+export interface ScanResponse { items: ScanItem[]; done: boolean; position: Uint8Array }
+
 export interface SubRequest {
   update?: UpdateRequest | null;
   get?: GetRequest | null;

@@ -1,4 +1,5 @@
 /** Shared `main` plumbing for the server processes: signals, one-line start failures, exit codes. */
+import * as grpc from '@grpc/grpc-js';
 import { UsageError } from './flags';
 
 /** Something started that can be stopped (idempotently). */
@@ -8,19 +9,18 @@ export interface Stoppable {
 
 /**
  * Runs `start()`; on SIGINT/SIGTERM calls `stop()` once and exits 0. When start fails, prints one line
- * `kvt <command>: <reason>` on stderr and exits 1 (2 for bad usage).
+ * `kvt <command>: <reason>` on stderr and exits 1 (2 for bad usage). The signal handlers are installed
+ * before `start()` runs, so a signal that arrives as soon as the process announces itself (or even
+ * during start) still ends in a clean stop.
  */
 export async function runProcess(command: string, start: () => Promise<Stoppable>): Promise<void> {
-  let running: Stoppable;
-  try {
-    running = await start();
-  } catch (err) {
-    process.stderr.write(`kvt ${command}: ${(err as Error).message}\n`);
-    process.exit(err instanceof UsageError ? 2 : 1);
-  }
+  // grpc-js writes its own diagnostics to stderr; keep stderr for the one-line start failure.
+  grpc.setLogVerbosity(grpc.logVerbosity.NONE);
+  let running: Stoppable | undefined;
+  let signalled = false;
   let stopping = false;
-  const onSignal = () => {
-    if (stopping) return;
+  const stopNow = () => {
+    if (stopping || !running) return;
     stopping = true;
     running.stop().then(
       () => process.exit(0),
@@ -30,6 +30,17 @@ export async function runProcess(command: string, start: () => Promise<Stoppable
       },
     );
   };
+  const onSignal = () => {
+    signalled = true;
+    stopNow();
+  };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  try {
+    running = await start();
+  } catch (err) {
+    process.stderr.write(`kvt ${command}: ${(err as Error).message}\n`);
+    process.exit(err instanceof UsageError ? 2 : 1);
+  }
+  if (signalled) stopNow();
 }

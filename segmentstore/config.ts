@@ -1,0 +1,92 @@
+/**
+ * Configuration of a segment store: flags override `KVT_SEGMENTSTORE_*` environment variables, which
+ * override the defaults below.
+ */
+import { helpText, OptionSpec, parseOptions, UsageError } from '../proto/runtime/flags';
+import type { LogLevel } from '../proto/runtime/log';
+
+/** Effective configuration of one segment-store process. */
+export interface SegmentStoreConfig {
+  /** Port to listen on; 0 = ephemeral. @default 12345 */
+  port: number;
+  /** Address to bind. @default "127.0.0.1" */
+  host: string;
+  /** Directory of the store's LevelDB and STORE_ID. @default "./data/segmentstore-0" */
+  dataDir: string;
+  /** Controller `host:port`; undefined = standalone. */
+  controller?: string;
+  /** `host:port` clients and the controller reach this store on. @default host:boundPort */
+  advertiseAddress?: string;
+  /** @default "info" */
+  logLevel: LogLevel;
+  /** How often expired entries are swept; 0 = never. @default 1000 */
+  expirySweepIntervalMs: number;
+  /** First retry delay of registration while the controller is unreachable. @default 200 */
+  registerRetryMinMs: number;
+  /** Largest retry delay of registration. @default 5000 */
+  registerRetryMaxMs: number;
+}
+
+/** Defaults of {@link SegmentStoreConfig}. */
+export function defaultSegmentStoreConfig(): SegmentStoreConfig {
+  return {
+    port: 12345,
+    host: '127.0.0.1',
+    dataDir: './data/segmentstore-0',
+    logLevel: 'info',
+    expirySweepIntervalMs: 1000,
+    registerRetryMinMs: 200,
+    registerRetryMaxMs: 5000,
+  };
+}
+
+const d = defaultSegmentStoreConfig();
+
+/** The options of `kvt segmentstore`. */
+export const SEGMENT_STORE_OPTIONS: readonly OptionSpec[] = [
+  { flag: 'port', env: 'PORT', kind: 'int', default: d.port, min: 0, max: 65535, description: 'port to listen on (0 = ephemeral)' },
+  { flag: 'host', env: 'HOST', kind: 'string', default: d.host, description: 'address to bind' },
+  { flag: 'data-dir', env: 'DATA_DIR', kind: 'string', default: d.dataDir, description: 'directory of the LevelDB and STORE_ID' },
+  { flag: 'controller', env: 'CONTROLLER', kind: 'string', description: 'controller host:port (omit to run standalone)' },
+  { flag: 'advertise-address', env: 'ADVERTISE_ADDRESS', kind: 'string', description: 'host:port others reach this store on (default host:port bound)' },
+  { flag: 'log-level', env: 'LOG_LEVEL', kind: 'string', default: d.logLevel, description: 'debug | info | warn | error' },
+  { flag: 'expiry-sweep-interval-ms', env: 'EXPIRY_SWEEP_INTERVAL_MS', kind: 'int', default: d.expirySweepIntervalMs, min: 0, max: 86_400_000, description: 'how often expired entries are removed (0 = never)' },
+  { flag: 'register-retry-min-ms', env: 'REGISTER_RETRY_MIN_MS', kind: 'int', default: d.registerRetryMinMs, min: 10, max: 60_000, description: 'first delay between registration attempts' },
+  { flag: 'register-retry-max-ms', env: 'REGISTER_RETRY_MAX_MS', kind: 'int', default: d.registerRetryMaxMs, min: 10, max: 600_000, description: 'largest delay between registration attempts' },
+];
+
+export const ENV_PREFIX = 'KVT_SEGMENTSTORE';
+const LEVELS: readonly string[] = ['debug', 'info', 'warn', 'error'];
+const HOST_PORT = /^[^\s:]+:\d{1,5}$/;
+
+/** `--help` text of `kvt segmentstore`. */
+export function segmentStoreHelp(): string {
+  return helpText('kvt segmentstore [options]', 'Runs a segment store: table segments on one LevelDB, served over gRPC.', SEGMENT_STORE_OPTIONS, ENV_PREFIX);
+}
+
+/**
+ * Parses flags over the environment into a validated config; `help` is true for `--help`.
+ * @throws UsageError naming the option and what is wrong with it.
+ */
+export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv = process.env): { config: SegmentStoreConfig; help: boolean } {
+  const { options: o, help, positionals } = parseOptions(SEGMENT_STORE_OPTIONS, argv, env, ENV_PREFIX);
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}" (see --help)`);
+  const logLevel = String(o['log-level']);
+  if (!LEVELS.includes(logLevel)) throw new UsageError(`--log-level must be one of ${LEVELS.join(', ')}; got "${logLevel}"`);
+  for (const flag of ['controller', 'advertise-address']) {
+    const v = o[flag];
+    if (v !== undefined && !HOST_PORT.test(String(v))) throw new UsageError(`--${flag} must be host:port; got "${v}"`);
+  }
+  const config: SegmentStoreConfig = {
+    port: Number(o.port),
+    host: String(o.host),
+    dataDir: String(o['data-dir']),
+    controller: o.controller === undefined ? undefined : String(o.controller),
+    advertiseAddress: o['advertise-address'] === undefined ? undefined : String(o['advertise-address']),
+    logLevel: logLevel as LogLevel,
+    expirySweepIntervalMs: Number(o['expiry-sweep-interval-ms']),
+    registerRetryMinMs: Number(o['register-retry-min-ms']),
+    registerRetryMaxMs: Number(o['register-retry-max-ms']),
+  };
+  return { config, help };
+}

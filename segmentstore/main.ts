@@ -1,0 +1,19 @@
+/** `kvt segmentstore`: parses the config, logs it, runs the server until SIGINT/SIGTERM. */
+import { runProcess } from '../proto/runtime/main';
+import { jsonLogger } from '../proto/runtime/log';
+import { loadConfig, segmentStoreHelp } from './config';
+import { SegmentStoreServer } from './server';
+
+/** Entry point of `kvt segmentstore`. */
+export async function main(argv: string[]): Promise<void> {
+  await runProcess('segmentstore', async () => {
+    const { config, help } = loadConfig(argv, process.env);
+    if (help) {
+      process.stdout.write(segmentStoreHelp() + '\n');
+      return { stop: async () => undefined };
+    }
+    const log = jsonLogger('segmentstore', config.logLevel);
+    log.info('effective config', { ...config });
+    return SegmentStoreServer.start(config, { log });
+  });
+}

@@ -1,0 +1,147 @@
+/**
+ * Everything the segment store says to the controller (kvt.v1.Controller): its stable identity,
+ * RegisterSegmentStore and Heartbeat. Registration retries with backoff while the controller is
+ * unreachable (never crashing the store); heartbeats run at the interval the controller returns; a
+ * heartbeat answered `known=false`, or failing, sends the store back to registering.
+ */
+import { randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import { GRPC_CHANNEL_OPTIONS, kvtPackage } from '../proto/load';
+import type { HeartbeatRequest, HeartbeatResponse, RegisterSegmentStoreRequest, RegisterSegmentStoreResponse } from '../proto/messages';
+import type { Logger } from '../proto/runtime/log';
+
+const STORE_ID_FILE = 'STORE_ID';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The store's stable id: a UUID kept in `<dataDir>/STORE_ID`, created on first start. */
+export function loadStoreId(dataDir: string): string {
+  const file = path.join(dataDir, STORE_ID_FILE);
+  if (fs.existsSync(file)) {
+    const id = fs.readFileSync(file, 'utf8').trim();
+    if (!UUID.test(id)) throw new Error(`${file} does not hold a store id (a UUID); got "${id.slice(0, 60)}"`);
+    return id;
+  }
+  fs.mkdirSync(dataDir, { recursive: true });
+  const id = randomUUID();
+  const tmp = `${file}.tmp`;
+  fs.writeFileSync(tmp, id + '\n');
+  fs.renameSync(tmp, file);
+  return id;
+}
+
+/** Options of {@link ControllerRegistration}. */
+export interface RegistrationOptions {
+  /** Controller `host:port`. */
+  controller: string;
+  storeId: string;
+  /** `host:port` this store is reached on. */
+  address: string;
+  log: Logger;
+  /** @default 200 */
+  retryMinMs?: number;
+  /** @default 5000 */
+  retryMaxMs?: number;
+  /** Deadline of each controller call. @default 5000 */
+  callTimeoutMs?: number;
+}
+
+type Unary<Req, Res> = (req: Req, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: Res) => void) => void;
+interface ControllerClient extends grpc.Client {
+  RegisterSegmentStore: Unary<RegisterSegmentStoreRequest, RegisterSegmentStoreResponse>;
+  Heartbeat: Unary<HeartbeatRequest, HeartbeatResponse>;
+}
+
+/** Keeps the store registered with the controller until stopped. */
+export class ControllerRegistration {
+  private readonly client: ControllerClient;
+  private stopped = false;
+  private wake: (() => void) | undefined;
+  private loop: Promise<void> | undefined;
+  /** How many times the controller accepted a registration. */
+  registrations = 0;
+
+  constructor(private readonly options: RegistrationOptions) {
+    const Controller = kvtPackage().Controller;
+    this.client = new Controller(options.controller, grpc.credentials.createInsecure(), GRPC_CHANNEL_OPTIONS) as unknown as ControllerClient;
+  }
+
+  /** Starts registering, then heartbeating, in the background. */
+  start(): void {
+    this.loop ??= this.run().catch((err) => this.options.log.error('registration loop failed', { err }));
+  }
+
+  /** Stops heartbeating and closes the channel. Idempotent. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake?.();
+    await this.loop;
+    this.client.close();
+  }
+
+  private call<Req, Res>(method: 'RegisterSegmentStore' | 'Heartbeat', req: Req): Promise<Res> {
+    const deadline = Date.now() + (this.options.callTimeoutMs ?? 5000);
+    return new Promise((resolve, reject) => {
+      const fn = this.client[method] as unknown as Unary<Req, Res>;
+      fn.call(this.client, req, { deadline }, (err, res) => (err ? reject(err) : resolve(res)));
+    });
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = done;
+    });
+  }
+
+  private async run(): Promise<void> {
+    const { log, controller, storeId, address } = this.options;
+    const min = this.options.retryMinMs ?? 200;
+    const max = this.options.retryMaxMs ?? 5000;
+    let delay = min;
+    let failures = 0;
+    while (!this.stopped) {
+      let intervalMs: number;
+      try {
+        const res = await this.call<RegisterSegmentStoreRequest, RegisterSegmentStoreResponse>('RegisterSegmentStore', { storeId, address });
+        intervalMs = res.heartbeatIntervalMs > 0 ? res.heartbeatIntervalMs : 1000;
+      } catch (err) {
+        // One warning per outage; the retries after it are debug noise.
+        if (failures++ === 0) log.warn('controller unreachable; retrying registration', { controller, err });
+        else log.debug('registration retry failed', { controller, err, retryInMs: delay });
+        await this.sleep(delay);
+        delay = Math.min(delay * 2, max);
+        continue;
+      }
+      this.registrations++;
+      failures = 0;
+      delay = min;
+      log.info('registered with controller', { controller, storeId, address, heartbeatIntervalMs: intervalMs });
+      await this.heartbeat(intervalMs);
+    }
+  }
+
+  /** Heartbeats until stopped or until the store must register again. */
+  private async heartbeat(intervalMs: number): Promise<void> {
+    const { log, controller, storeId, address } = this.options;
+    while (!this.stopped) {
+      await this.sleep(intervalMs);
+      if (this.stopped) return;
+      try {
+        const res = await this.call<HeartbeatRequest, HeartbeatResponse>('Heartbeat', { storeId, address });
+        if (!res.known) {
+          log.warn('controller does not know this store; registering again', { controller });
+          return;
+        }
+      } catch (err) {
+        log.warn('heartbeat failed; registering again', { controller, err });
+        return;
+      }
+    }
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * The segment-store server: engine (LevelDB) + gRPC service + controller registration.
+ * Lifecycle `created → starting → running → stopping → stopped | failed`; start opens the engine,
+ * binds, then registers; stop() (idempotent) runs in reverse: stop registering, stop accepting
+ * calls and let in-flight ones finish, finish the flush in progress, close LevelDB.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type * as grpc from '@grpc/grpc-js';
+import { segmentStoreService } from '../proto/load';
+import { jsonLogger, Logger } from '../proto/runtime/log';
+import { bindGrpcServer, newGrpcServer, shutdownGrpcServer } from '../proto/runtime/grpc-server';
+import { defaultSegmentStoreConfig, SegmentStoreConfig } from './config';
+import { ControllerRegistration, loadStoreId } from './registration';
+import { segmentStoreHandlers } from './service/segment-store-service';
+import { SegmentEngine, StorageLockedError } from './storage/segment-engine';
+import type { SegmentEngineOptions } from './storage/segment-state';
+
+/** Lifecycle states of {@link SegmentStoreServer}. */
+export type ServerState = 'created' | 'starting' | 'running' | 'stopping' | 'stopped' | 'failed';
+
+/** Extra knobs for in-process use (tests, benchmarks). */
+export interface SegmentStoreServerOptions {
+  /** @default a JSON logger at config.logLevel */
+  log?: Logger;
+  /** Engine options beyond the config (e.g. an injected clock). */
+  engine?: SegmentEngineOptions;
+}
+
+/** One running segment store. Start with {@link SegmentStoreServer.start}. */
+export class SegmentStoreServer {
+  private stateName: ServerState = 'created';
+  private grpcServer: grpc.Server | undefined;
+  private registration: ControllerRegistration | undefined;
+  private engineRef: SegmentEngine | undefined;
+  private stopping: Promise<void> | undefined;
+  /** The bound port. */
+  port = 0;
+  /** The stable store id (from `<dataDir>/STORE_ID`). */
+  storeId = '';
+  readonly log: Logger;
+
+  private constructor(readonly config: SegmentStoreConfig, private readonly options: SegmentStoreServerOptions) {
+    this.log = options.log ?? jsonLogger('segmentstore', config.logLevel);
+  }
+
+  /**
+   * Starts a store with `config` (missing fields take their defaults).
+   * @throws Error with one clear line: data directory in use, port taken, …
+   */
+  static async start(config: Partial<SegmentStoreConfig>, options: SegmentStoreServerOptions = {}): Promise<SegmentStoreServer> {
+    const server = new SegmentStoreServer({ ...defaultSegmentStoreConfig(), ...config }, options);
+    await server.run();
+    return server;
+  }
+
+  get state(): ServerState {
+    return this.stateName;
+  }
+
+  /** The storage engine (in-process tests and benchmarks). */
+  get engine(): SegmentEngine {
+    if (!this.engineRef) throw new Error('segment store is not running');
+    return this.engineRef;
+  }
+
+  /** `host:port` this store is reached on. */
+  get address(): string {
+    return this.config.advertiseAddress ?? `${this.config.host}:${this.port}`;
+  }
+
+  private async run(): Promise<void> {
+    this.stateName = 'starting';
+    try {
+      await this.openEngine();
+      this.grpcServer = newGrpcServer();
+      this.grpcServer.addService(segmentStoreService(), segmentStoreHandlers(this.engineRef!, this.log));
+      this.port = await bindGrpcServer(this.grpcServer, this.config.host, this.config.port);
+      this.stateName = 'running';
+      this.log.info('segment store started', { port: this.port, storeId: this.storeId, address: this.address, dataDir: this.config.dataDir });
+      if (this.config.controller) {
+        this.registration = new ControllerRegistration({
+          controller: this.config.controller,
+          storeId: this.storeId,
+          address: this.address,
+          log: this.log,
+          retryMinMs: this.config.registerRetryMinMs,
+          retryMaxMs: this.config.registerRetryMaxMs,
+        });
+        this.registration.start();
+      }
+    } catch (err) {
+      await this.release();
+      this.stateName = 'failed';
+      throw err;
+    }
+  }
+
+  private async openEngine(): Promise<void> {
+    const dataDir = path.resolve(this.config.dataDir);
+    fs.mkdirSync(dataDir, { recursive: true });
+    try {
+      this.engineRef = await SegmentEngine.open(path.join(dataDir, 'leveldb'), {
+        expirySweepIntervalMs: this.config.expirySweepIntervalMs,
+        onBackgroundError: (err, task) => this.log.error('background task failed', { task, err }),
+        ...this.options.engine,
+      });
+    } catch (err) {
+      if (err instanceof StorageLockedError) {
+        throw new Error(`data directory ${this.config.dataDir} is in use by another segment store`, { cause: err });
+      }
+      throw new Error(`cannot open data directory ${this.config.dataDir}: ${(err as Error).message}`, { cause: err });
+    }
+    // The id is read after the lock is ours, so two processes never race on creating it.
+    this.storeId = loadStoreId(dataDir);
+  }
+
+  private async release(): Promise<void> {
+    await this.registration?.stop();
+    if (this.grpcServer) await shutdownGrpcServer(this.grpcServer);
+    await this.engineRef?.close();
+  }
+
+  /** Graceful stop; idempotent (every call resolves when the store is stopped). */
+  stop(): Promise<void> {
+    if (this.stateName === 'created' || this.stateName === 'failed') return Promise.resolve();
+    this.stopping ??= (async () => {
+      this.stateName = 'stopping';
+      try {
+        await this.release();
+        this.stateName = 'stopped';
+        this.log.info('segment store stopped', { port: this.port, storeId: this.storeId });
+      } catch (err) {
+        this.stateName = 'failed';
+        throw err;
+      }
+    })();
+    return this.stopping;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop();
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * gRPC handlers of `kvt.v1.SegmentStore` over a {@link SegmentEngine}. Every handler goes through
+ * `unary()` (proto/runtime/status.ts), the one place that maps domain errors to gRPC status and the
+ * `kvt-error-code` trailer; `Execute` maps each sub-request's error into its `SubResponse.error`.
+ * Nothing a caller sends can crash the process: every failure becomes a status.
+ */
+import type * as grpc from '@grpc/grpc-js';
+import type {
+  CreateSegmentRequest,
+  CreateSegmentResponse,
+  DeleteSegmentRequest,
+  DeleteSegmentResponse,
+  ExecuteRequest,
+  ExecuteResponse,
+  GetRequest,
+  GetSegmentInfoRequest,
+  IterateRequest,
+  ScanRequest,
+  ListSegmentsResponse,
+  SubRequest,
+  SubResponse,
+  UpdateRequest,
+} from '../../proto/messages';
+import type { Logger } from '../../proto/runtime/log';
+import { faultOf, invalidArgument, unary } from '../../proto/runtime/status';
+import { SegmentEngine } from '../storage/segment-engine';
+
+function subRequestKind(sub: SubRequest): 'update' | 'get' | undefined {
+  if (sub?.request === 'update' || (sub?.request === undefined && sub?.update)) return 'update';
+  if (sub?.request === 'get' || (sub?.request === undefined && sub?.get)) return 'get';
+  return undefined;
+}
+
+function errorResponse(err: unknown, segmentId: string | undefined): SubResponse {
+  const fault = faultOf(err);
+  return { error: { code: fault.code, message: fault.message, index: fault.index, segmentId: segmentId ?? '' } };
+}
+
+/**
+ * Runs every sub-request on its own (an Update is atomic by itself), in request order; all Updates
+ * enter the same group commit. Results come back in request order.
+ */
+export function execute(engine: SegmentEngine, req: ExecuteRequest): Promise<ExecuteResponse> {
+  const subs = Array.isArray(req?.requests) ? req.requests : [];
+  const pending = engine.withHeldCommits((update) =>
+    subs.map((sub, i): Promise<SubResponse> => {
+      const kind = subRequestKind(sub);
+      if (kind === 'update') {
+        return update(sub.update!).then((res) => ({ update: res }), (err) => errorResponse(err, sub.update!.segmentId));
+      }
+      if (kind === 'get') {
+        return engine.get(sub.get!).then((res) => ({ get: res }), (err) => errorResponse(err, sub.get!.segmentId));
+      }
+      return Promise.resolve(errorResponse(invalidArgument(`requests[${i}] holds neither update nor get`), undefined));
+    }),
+  );
+  return Promise.all(pending).then((responses) => ({ responses }));
+}
+
+/** The handlers object to pass to `server.addService(segmentStoreService(), …)`. */
+export function segmentStoreHandlers(engine: SegmentEngine, log: Logger): grpc.UntypedServiceImplementation {
+  const onInternal = (err: unknown) => log.error('internal error', { err });
+  return {
+    CreateSegment: unary<CreateSegmentRequest, CreateSegmentResponse>(
+      async (req) => ({ created: await engine.createSegment(req.segmentId, req.table) }),
+      onInternal,
+    ),
+    DeleteSegment: unary<DeleteSegmentRequest, DeleteSegmentResponse>(
+      async (req) => ({ deleted: await engine.deleteSegment(req.segmentId) }),
+      onInternal,
+    ),
+    GetSegmentInfo: unary((req: GetSegmentInfoRequest) => engine.segmentInfo(req.segmentId), onInternal),
+    ListSegments: unary(async (): Promise<ListSegmentsResponse> => ({ segments: await engine.listSegments() }), onInternal),
+    Update: unary((req: UpdateRequest) => engine.update(req), onInternal),
+    Get: unary((req: GetRequest) => engine.get(req), onInternal),
+    Iterate: unary((req: IterateRequest) => engine.iterate(req), onInternal),
+    Scan: unary((req: ScanRequest) => engine.scan(req), onInternal),
+    Execute: unary((req: ExecuteRequest) => execute(engine, req), onInternal),
+  };
+}

@@ -1,0 +1,94 @@
+/**
+ * Background removal of expired entries. Reads are already blind to expired entries (by the
+ * store's clock); the sweeper only reclaims their space. It walks the expiry index in bounded
+ * batches and removes an entry only if it still carries the expiry the index names and no newer
+ * write of it is staged, through the same group commit as every other write.
+ */
+import type { ClassicLevel } from 'classic-level';
+import { GroupCommitter } from './group-commit';
+import { decodeExpiryKey, expiryBound, NS_EXPIRY, valueExpiresAt } from './key-codec';
+import { Overlay } from './overlay';
+
+const EXPIRY_START = Buffer.from([NS_EXPIRY]);
+
+/** Removes expired entries every `intervalMs`, `batchSize` at a time. */
+export class ExpirySweeper {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<number> | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly db: ClassicLevel<Buffer, Buffer>,
+    private readonly overlay: Overlay,
+    private readonly committer: GroupCommitter,
+    private readonly clock: () => number,
+    private readonly batchSize: number,
+    private readonly onError: (err: unknown) => void,
+  ) {}
+
+  /** Starts sweeping every `intervalMs` (0 = never). */
+  start(intervalMs: number): void {
+    if (intervalMs <= 0 || this.timer) return;
+    this.timer = setInterval(() => {
+      if (!this.running) void this.sweep().catch(this.onError);
+    }, intervalMs);
+    this.timer.unref();
+  }
+
+  /** Stops the timer and waits for a sweep in progress. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.running?.catch(() => undefined);
+  }
+
+  /** Runs sweep batches until nothing due remains (at most `maxBatches`); resolves entries removed. */
+  sweep(maxBatches = 10): Promise<number> {
+    if (this.running) return this.running;
+    this.running = this.run(maxBatches).finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  private async run(maxBatches: number): Promise<number> {
+    let removed = 0;
+    for (let i = 0; i < maxBatches && !this.stopped; i++) {
+      const { removed: n, more } = await this.sweepBatch();
+      removed += n;
+      if (!more) break;
+    }
+    return removed;
+  }
+
+  private async sweepBatch(): Promise<{ removed: number; more: boolean }> {
+    const now = this.clock();
+    const token = this.overlay.beginRead();
+    let removed = 0;
+    let indexKeys: Buffer[] = [];
+    try {
+      indexKeys = await this.db.keys({ gte: EXPIRY_START, lt: expiryBound(now), limit: this.batchSize, keyEncoding: 'buffer' }).all();
+      if (indexKeys.length === 0) return { removed: 0, more: false };
+      const parsed = indexKeys.map(decodeExpiryKey);
+      const stored = await this.db.getMany(parsed.map((p) => p.storageKey));
+      const batch = this.committer.batch();
+      for (let i = 0; i < parsed.length; i++) {
+        const { expiresAt, storageKey } = parsed[i];
+        // A staged write of this key is newer than what we read: leave both for a later round.
+        if (this.overlay.get(storageKey.toString('latin1'))) continue;
+        const value = stored[i];
+        if (value && valueExpiresAt(value) === expiresAt) {
+          batch.del(Buffer.from(storageKey));
+          removed++;
+        }
+        batch.del(indexKeys[i]);
+      }
+      this.committer.staged();
+      await batch.done;
+    } finally {
+      this.overlay.endRead(token);
+    }
+    return { removed, more: indexKeys.length === this.batchSize };
+  }
+}

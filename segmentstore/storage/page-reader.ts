@@ -1,0 +1,105 @@
+/**
+ * Reads one iterator page of one key family from a LevelDB snapshot: keys in unsigned bytewise order
+ * (or its reverse), expired entries skipped, exactly `maxItems` items unless the page byte cap ends
+ * the page first (a page always holds at least one item), and `done` only when nothing follows.
+ */
+import type { ClassicLevel } from 'classic-level';
+import { MAX_ITERATOR_PAGE_BYTES } from '../../proto/limits';
+import { familyOf, familyPrefix, userKeyOf, valueBytes, valueExpiresAt, valueSequence } from './key-codec';
+import { storageRange } from './key-range';
+import type { CheckedIterate } from './validation';
+
+/** One item of a page. */
+export interface PageItem {
+  key: Buffer;
+  value: Buffer;
+  sequence: string;
+}
+
+/** A page and whether it is the last one. */
+export interface Page {
+  items: PageItem[];
+  done: boolean;
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** Reads one page of one family; `now` decides expiry. */
+export async function readPage(
+  db: ClassicLevel<Buffer, Buffer>,
+  dataPrefix: Buffer,
+  req: CheckedIterate,
+  now: number,
+  pageBytes = MAX_ITERATOR_PAGE_BYTES,
+): Promise<Page> {
+  const range = storageRange(familyPrefix(dataPrefix, req.family), req);
+  if (!range) return { items: [], done: true };
+  const page = await collect(db, { ...range, reverse: req.reverse }, req, now, pageBytes, (key, value, stored) => ({
+    key: userKeyOf(key), value, sequence: String(valueSequence(stored)),
+  }));
+  return { items: page.items, done: page.done };
+}
+
+/** A page of a segment-wide scan: items of every family and the position to continue after. */
+export interface ScanPage {
+  items: (PageItem & { family: string })[];
+  done: boolean;
+  position: Buffer;
+}
+
+/** Reads one page of every entry of a segment, in storage order, strictly after `after` (a position). */
+export async function readScanPage(
+  db: ClassicLevel<Buffer, Buffer>,
+  dataPrefix: Buffer,
+  req: { maxItems: number; includeValues: boolean; after: Buffer },
+  now: number,
+  pageBytes = MAX_ITERATOR_PAGE_BYTES,
+): Promise<ScanPage> {
+  // Every data key of the segment is dataPrefix + ('F' | 'N') + …, so dataPrefix + 0xff bounds them.
+  const upper = Buffer.concat([dataPrefix, Buffer.from([0xff])]);
+  const range = req.after.length > 0 ? { gt: Buffer.concat([dataPrefix, req.after]), lt: upper } : { gte: dataPrefix, lt: upper };
+  let last: Buffer | undefined;
+  const page = await collect(db, { ...range, reverse: false }, req, now, pageBytes, (key, value, stored) => {
+    last = key;
+    return { family: familyOf(key), key: userKeyOf(key), value, sequence: String(valueSequence(stored)) };
+  });
+  const position = last ? last.subarray(dataPrefix.length) : req.after;
+  return { items: page.items, done: page.done, position };
+}
+
+/**
+ * The page loop shared by iteration and scans: skips expired entries, stops at `maxItems` items or
+ * when the next item would pass the byte cap (a page always holds at least one item).
+ */
+async function collect<T extends { key: Buffer; value: Buffer }>(
+  db: ClassicLevel<Buffer, Buffer>,
+  range: { gt?: Buffer; gte?: Buffer; lt?: Buffer; lte?: Buffer; reverse: boolean },
+  req: { maxItems: number; includeValues: boolean },
+  now: number,
+  pageBytes: number,
+  toItem: (key: Buffer, value: Buffer, stored: Buffer) => T,
+): Promise<{ items: T[]; done: boolean }> {
+  const it = db.iterator({ ...range, keyEncoding: 'buffer', valueEncoding: 'buffer' });
+  const items: T[] = [];
+  let bytes = 0;
+  try {
+    const chunk = Math.min(req.maxItems + 1, 1000);
+    for (;;) {
+      const entries = await it.nextv(chunk);
+      if (entries.length === 0) return { items, done: true };
+      for (const [key, stored] of entries) {
+        const expiresAt = valueExpiresAt(stored);
+        if (expiresAt !== 0 && expiresAt <= now) continue;
+        // A live entry beyond a full page: the page is complete and something follows.
+        if (items.length >= req.maxItems) return { items, done: false };
+        const item = toItem(key, req.includeValues ? valueBytes(stored) : EMPTY, stored);
+        const size = item.key.length + item.value.length;
+        if (items.length > 0 && bytes + size > pageBytes) return { items, done: false };
+        bytes += size;
+        items.push(item);
+      }
+    }
+  } finally {
+    await it.close();
+  }
+}

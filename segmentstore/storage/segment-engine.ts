@@ -1,0 +1,340 @@
+/**
+ * The table-segment engine: every segment of one segment store in ONE LevelDB (classic-level).
+ *
+ * Semantics (DESIGN §2): an Update is one atomic batch of PUT / INSERT / REMOVE / REMOVE_RANGE within
+ * one key family; its conditions are all checked against the state before the batch, then all of it
+ * is applied or none. Versions are (segment id, sequence) with a per-segment u64 sequence that is
+ * strictly increasing and persisted in the same LevelDB batch as the data. Conditional checks and
+ * reads see every update staged before them, including ones still waiting in the group commit.
+ * Updates resolve only once their batch was written with `sync: true`.
+ *
+ * Lifecycle: `opening → open → closing → closed`; close finishes the flush in progress and closes
+ * LevelDB (which closes open iterators). The engine has no gRPC imports and logs nothing.
+ */
+import { ClassicLevel } from 'classic-level';
+import { ErrorCodes } from '../../proto/error-codes';
+import type { Entry, GetResponse, IterateResponse, ScanResponse, SegmentInfo, UpdateResponse } from '../../proto/messages';
+import { KvtFault } from '../../proto/runtime/status';
+import { ExpirySweeper } from './expiry-sweeper';
+import { CommitBatch, GroupCommitter } from './group-commit';
+import { dataKey, prefixSuccessor, userKeyOf, valueBytes, valueExpiresAt, valueSequence } from './key-codec';
+import { Overlay } from './overlay';
+import { readPage, readScanPage } from './page-reader';
+import { SegmentCatalog } from './segment-catalog';
+import { EngineState, SegmentEngineOptions, SegmentState } from './segment-state';
+import { needsRead, readForUpdate, StageContext, StagedUpdate, stageUpdate, storageKeys, UpdateKeys } from './update-stager';
+import { CheckedModification, checkDuplicates, checkGetKeys, checkIterate, checkModifications, checkScan, checkSegmentId, IterateInput, ModificationInput, ScanInput } from './validation';
+
+/** An Update as callers may send it (proto defaults apply to omitted fields). */
+export interface UpdateInput {
+  segmentId?: string;
+  modifications?: ModificationInput[];
+}
+
+/** A Get as callers may send it. */
+export interface GetInput {
+  segmentId?: string;
+  keys?: { family?: string; key?: Uint8Array }[];
+}
+
+/** Thrown by {@link SegmentEngine.open} when another process holds the LevelDB lock. */
+export class StorageLockedError extends Error {
+  override readonly name = 'StorageLockedError';
+  readonly code = 'LEVEL_LOCKED';
+  constructor(readonly location: string, options?: { cause?: unknown }) {
+    super(`${location} is in use by another process`, options);
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
+/** The "batch" of an empty update: nothing to write, already durable. */
+const NOTHING_TO_COMMIT = new CommitBatch();
+NOTHING_TO_COMMIT.resolve();
+
+function isLocked(err: unknown): boolean {
+  for (let e = err as { code?: string; cause?: unknown } | undefined; e; e = e.cause as typeof e) {
+    if (e.code === 'LEVEL_LOCKED') return true;
+  }
+  return false;
+}
+
+/** Table segments on one LevelDB. Create with {@link SegmentEngine.open}. */
+export class SegmentEngine {
+  private stateName: EngineState = 'opening';
+  private readonly overlay = new Overlay();
+  private readonly committer: GroupCommitter;
+  private readonly sweeper: ExpirySweeper;
+  private readonly catalog: SegmentCatalog;
+  private readonly ctx: StageContext;
+  private readonly clock: () => number;
+  private closed: Promise<void> = Promise.resolve();
+
+  private constructor(readonly location: string, private readonly db: ClassicLevel<Buffer, Buffer>, options: SegmentEngineOptions) {
+    this.clock = options.clock ?? Date.now;
+    this.committer = new GroupCommitter(db, this.overlay, options.maxFlushOps, options.maxHoldMs);
+    this.catalog = new SegmentCatalog(db);
+    this.ctx = { db, overlay: this.overlay, committer: this.committer, clock: this.clock };
+    const onError = options.onBackgroundError ?? (() => undefined);
+    this.sweeper = new ExpirySweeper(db, this.overlay, this.committer, this.clock, options.expirySweepBatchSize ?? 1000, (err) => onError(err, 'expiry sweep'));
+  }
+
+  /**
+   * Opens (creating if needed) the LevelDB at `location`, loads the segment records and resumes
+   * interrupted deletions.
+   * @throws StorageLockedError when another process has the database open.
+   */
+  static async open(location: string, options: SegmentEngineOptions = {}): Promise<SegmentEngine> {
+    const db = new ClassicLevel<Buffer, Buffer>(location, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+    try {
+      await db.open();
+    } catch (err) {
+      if (isLocked(err)) throw new StorageLockedError(location, { cause: err });
+      throw err;
+    }
+    const engine = new SegmentEngine(location, db, options);
+    try {
+      await engine.catalog.load();
+    } catch (err) {
+      await db.close();
+      throw err;
+    }
+    engine.stateName = 'open';
+    engine.sweeper.start(options.expirySweepIntervalMs ?? 1000);
+    return engine;
+  }
+
+  /** The lifecycle state. */
+  get state(): EngineState {
+    return this.stateName;
+  }
+
+  /** Flush statistics of the group commit. */
+  get commitStats(): { flushes: number; ops: number } {
+    return { ...this.committer.stats };
+  }
+
+  /**
+   * Refuses new calls, lets updates already accepted finish staging and flushing, then closes
+   * LevelDB (closing any open iterator). Idempotent.
+   */
+  async close(): Promise<void> {
+    if (this.stateName === 'closing' || this.stateName === 'closed') return this.closed;
+    this.stateName = 'closing';
+    this.closed = (async () => {
+      await this.sweeper.stop();
+      await Promise.all(this.catalog.all().map((seg) => seg.stagingTail));
+      await this.committer.drain();
+      await this.catalog.idle();
+      await this.db.close();
+      this.stateName = 'closed';
+    })();
+    return this.closed;
+  }
+
+  private assertOpen(): void {
+    if (this.stateName !== 'open') throw new KvtFault(ErrorCodes.UNAVAILABLE, `segment store is ${this.stateName}`);
+  }
+
+  private segment(segmentId: unknown): SegmentState {
+    this.assertOpen();
+    const id = checkSegmentId(segmentId);
+    const seg = this.catalog.get(id);
+    if (!seg) throw new KvtFault(ErrorCodes.SEGMENT_NOT_FOUND, `segment ${id} does not exist on this store`);
+    return seg;
+  }
+
+  /** Creates a segment; false when it existed. `table` is informational ("scope/table#partition"). */
+  async createSegment(segmentId: string, table = ''): Promise<boolean> {
+    this.assertOpen();
+    return this.catalog.create(checkSegmentId(segmentId), table, this.clock());
+  }
+
+  /** Deletes a segment and all its data; false when it did not exist. Its sequence is kept. */
+  async deleteSegment(segmentId: string): Promise<boolean> {
+    this.assertOpen();
+    return this.catalog.delete(checkSegmentId(segmentId));
+  }
+
+  /** Live entry count and key + value bytes of a segment. @throws KvtFault SEGMENT_NOT_FOUND */
+  async segmentInfo(segmentId: string): Promise<SegmentInfo> {
+    return this.infoOf(this.segment(segmentId));
+  }
+
+  /** Every hosted segment with its counts, in segment-id order. */
+  async listSegments(): Promise<SegmentInfo[]> {
+    this.assertOpen();
+    const out: SegmentInfo[] = [];
+    for (const seg of this.catalog.all()) out.push(await this.infoOf(seg));
+    return out;
+  }
+
+  private async infoOf(seg: SegmentState): Promise<SegmentInfo> {
+    await seg.lastBatch?.done.catch(() => undefined);
+    const now = this.clock();
+    let count = 0;
+    let bytes = 0;
+    const it = this.db.iterator({ gte: seg.dataPrefix, lt: prefixSuccessor(seg.dataPrefix), keyEncoding: 'buffer', valueEncoding: 'buffer' });
+    try {
+      for (;;) {
+        const entries = await it.nextv(1000);
+        if (entries.length === 0) break;
+        for (const [key, stored] of entries) {
+          const expiresAt = valueExpiresAt(stored);
+          if (expiresAt !== 0 && expiresAt <= now) continue;
+          count++;
+          bytes += userKeyOf(key).length + stored.length - 16;
+        }
+      }
+    } finally {
+      await it.close();
+    }
+    return { segmentId: seg.id, entryCount: String(count), bytes: String(bytes), lastSequence: String(seg.lastSequence), table: seg.record.table };
+  }
+
+  /**
+   * Applies one atomic batch; resolves once durable with one sequence per modification ("" for removes).
+   * @throws KvtFault INVALID_ARGUMENT, SEGMENT_NOT_FOUND, BAD_KEY_VERSION, NO_SUCH_KEY (with index).
+   */
+  update(req: UpdateInput): Promise<UpdateResponse> {
+    let staged: StagedUpdate | Promise<StagedUpdate>;
+    try {
+      staged = this.stage(req);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (staged instanceof Promise) return staged.then(acknowledge);
+    return acknowledge(staged);
+  }
+
+  /**
+   * Runs `work` synchronously with group commits held: every update it starts through the `update`
+   * it is given joins the same flush (what `Execute` uses). The hold ends once all of them are staged.
+   */
+  withHeldCommits<T>(work: (update: (req: UpdateInput) => Promise<UpdateResponse>) => T): T {
+    const release = this.committer.hold();
+    const staging: Promise<unknown>[] = [];
+    const update = (req: UpdateInput): Promise<UpdateResponse> => {
+      let staged: StagedUpdate | Promise<StagedUpdate>;
+      try {
+        staged = this.stage(req);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      if (!(staged instanceof Promise)) return acknowledge(staged);
+      staging.push(staged.catch(() => undefined));
+      return staged.then(acknowledge);
+    };
+    try {
+      return work(update);
+    } finally {
+      void Promise.all(staging).then(release);
+    }
+  }
+
+  /**
+   * Validates and stages an update. Updates of one segment are staged in arrival order: while one
+   * of them waits for a LevelDB read, later ones queue behind it (the common unconditional update
+   * with nothing queued is staged synchronously, with no read at all).
+   */
+  private stage(req: UpdateInput): StagedUpdate | Promise<StagedUpdate> {
+    const seg = this.segment(req.segmentId);
+    const mods = checkModifications(req.modifications);
+    if (mods.length === 0) return { batch: NOTHING_TO_COMMIT, sequences: [] };
+    const keys = storageKeys(seg, mods);
+    checkDuplicates(mods, keys.ids);
+    const read = needsRead(mods);
+    if (!read && !seg.stagingTail) return stageUpdate(this.ctx, seg, mods, keys);
+    const run = (): StagedUpdate | Promise<StagedUpdate> => (read ? this.readThenStage(seg, mods, keys) : stageUpdate(this.ctx, seg, mods, keys));
+    const staged = seg.stagingTail ? seg.stagingTail.then(run) : Promise.resolve(run());
+    const tail = staged.then(() => undefined, () => undefined);
+    seg.stagingTail = tail;
+    void tail.then(() => {
+      if (seg.stagingTail === tail) seg.stagingTail = undefined;
+    });
+    return staged;
+  }
+
+  private readThenStage(seg: SegmentState, mods: CheckedModification[], keys: UpdateKeys): Promise<StagedUpdate> {
+    const token = this.overlay.beginRead();
+    return readForUpdate(this.ctx, seg, mods, keys).then(
+      (read) => {
+        try {
+          return stageUpdate(this.ctx, seg, mods, keys, read);
+        } finally {
+          this.overlay.endRead(token);
+        }
+      },
+      (err) => {
+        this.overlay.endRead(token);
+        throw err;
+      },
+    );
+  }
+
+  /** Point reads of many keys (any families) of one segment, in request order. */
+  async get(req: GetInput): Promise<GetResponse> {
+    const seg = this.segment(req.segmentId);
+    const refs = checkGetKeys(req.keys);
+    const now = this.clock();
+    const entries = new Array<Entry>(refs.length);
+    const missing: Buffer[] = [];
+    const slots: number[] = [];
+    for (let i = 0; i < refs.length; i++) {
+      const key = dataKey(seg.dataPrefix, refs[i].family, refs[i].key);
+      const pending = this.overlay.get(key.toString('latin1'));
+      if (!pending) {
+        missing.push(key);
+        slots.push(i);
+      } else if (pending.value === null || (pending.expiresAt !== 0 && pending.expiresAt <= now)) {
+        entries[i] = notFound(refs[i].key);
+      } else {
+        entries[i] = { found: true, key: refs[i].key, value: pending.value, sequence: String(pending.sequence) };
+      }
+    }
+    const stored = missing.length > 0 ? await this.db.getMany(missing) : [];
+    for (let j = 0; j < slots.length; j++) {
+      const i = slots[j];
+      const value = stored[j];
+      const expiresAt = value ? valueExpiresAt(value) : 0;
+      entries[i] = !value || (expiresAt !== 0 && expiresAt <= now)
+        ? notFound(refs[i].key)
+        : { found: true, key: refs[i].key, value: valueBytes(value), sequence: String(valueSequence(value)) };
+    }
+    return { entries };
+  }
+
+  /** One page of keys or entries of one family, in unsigned bytewise key order (see IterateRequest). */
+  async iterate(req: IterateInput): Promise<IterateResponse> {
+    const seg = this.segment(req.segmentId);
+    const checked = checkIterate(req);
+    // Staged writes of this segment become visible to the snapshot once their batch is on disk.
+    await seg.lastBatch?.done.catch(() => undefined);
+    const page = await readPage(this.db, seg.dataPrefix, checked, this.clock());
+    return { items: page.items.map((it) => ({ found: true, ...it })), done: page.done };
+  }
+
+  /**
+   * One page of every entry of a segment, all families, in storage order (family-less keys after the
+   * families). Pages continue strictly after the previous page's `position`.
+   */
+  async scan(req: ScanInput): Promise<ScanResponse> {
+    const seg = this.segment(req.segmentId);
+    const checked = checkScan(req);
+    await seg.lastBatch?.done.catch(() => undefined);
+    return readScanPage(this.db, seg.dataPrefix, checked, this.clock());
+  }
+
+  /** Runs the expiry sweeper now (tests); resolves the number of entries removed. */
+  sweepExpired(): Promise<number> {
+    this.assertOpen();
+    return this.sweeper.sweep(1_000);
+  }
+}
+
+function acknowledge(staged: StagedUpdate): Promise<UpdateResponse> {
+  return staged.batch.done.then(() => ({ sequences: staged.sequences }));
+}
+
+function notFound(key: Buffer): Entry {
+  return { found: false, key, value: EMPTY, sequence: '' };
+}

@@ -1,0 +1,54 @@
+/** In-memory state of one hosted table segment, and the engine's options. */
+import type { CommitBatch } from './group-commit';
+import { encodeSegmentId, segmentDataPrefix, segmentRecordKey, segmentSequenceKey } from './key-codec';
+
+/** The persisted segment record (JSON under the record key). */
+export interface SegmentRecord {
+  table: string;
+  state: 'active' | 'deleting';
+  createdAtMs: number;
+}
+
+/** A hosted segment. Its `lastSequence` is handed out in memory and persisted with every flush. */
+export class SegmentState {
+  readonly id8: Buffer;
+  readonly dataPrefix: Buffer;
+  readonly recordKey: Buffer;
+  readonly sequenceKey: Buffer;
+  /** Set once the segment is being deleted: nothing more may be staged for it. */
+  deleted = false;
+  /** The batch holding this segment's newest staged writes (reads of ranges wait for it). */
+  lastBatch: CommitBatch | undefined;
+  /** Settles once every update of this segment that is waiting to be staged has been (arrival order). */
+  stagingTail: Promise<void> | undefined;
+
+  constructor(
+    readonly id: string,
+    public record: SegmentRecord,
+    public lastSequence: number,
+  ) {
+    this.id8 = encodeSegmentId(id);
+    this.dataPrefix = segmentDataPrefix(this.id8);
+    this.recordKey = segmentRecordKey(this.id8);
+    this.sequenceKey = segmentSequenceKey(this.id8);
+  }
+}
+
+/** Options of {@link SegmentEngine.open}. */
+export interface SegmentEngineOptions {
+  /** The store's clock for expiry, ms since the epoch. @default Date.now */
+  clock?: () => number;
+  /** How often the background sweeper removes expired entries; 0 = never. @default 1000 */
+  expirySweepIntervalMs?: number;
+  /** Expired entries removed per sweeper batch (bounded so it never stalls writers). @default 1000 */
+  expirySweepBatchSize?: number;
+  /** A group-commit batch holding this many operations takes no further updates. @default 128 */
+  maxFlushOps?: number;
+  /** Longest one Execute's updates may hold back a flush while they stage. @default 10 */
+  maxHoldMs?: number;
+  /** Called when a background task fails (the engine itself logs nothing). */
+  onBackgroundError?: (err: unknown, task: string) => void;
+}
+
+/** The engine's lifecycle. */
+export type EngineState = 'opening' | 'open' | 'closing' | 'closed';

@@ -1,0 +1,202 @@
+/**
+ * Staging one atomic Update: condition checks against the state before the batch (overlay first,
+ * then LevelDB), then every modification applied in order into the current group-commit batch.
+ * Check and stage run synchronously one after the other, so no other update can slip in between.
+ */
+import type { ClassicLevel } from 'classic-level';
+import { ErrorCodes } from '../../proto/error-codes';
+import { KvtFault } from '../../proto/runtime/status';
+import { CommitBatch, GroupCommitter } from './group-commit';
+import { encodeValue, expiryKey, familyPrefix, userKeyOf, valueExpiresAt, valueSequence } from './key-codec';
+import { inBounds, KeyBounds, storageRange } from './key-range';
+import { Overlay, OverlayEntry } from './overlay';
+import { SegmentState } from './segment-state';
+import type { CheckedModification } from './validation';
+
+const EMPTY = Buffer.alloc(0);
+
+/** What staging needs from the engine. */
+export interface StageContext {
+  readonly db: ClassicLevel<Buffer, Buffer>;
+  readonly overlay: Overlay;
+  readonly committer: GroupCommitter;
+  readonly clock: () => number;
+}
+
+/** A staged update: durable once `batch.done` resolves. */
+export interface StagedUpdate {
+  batch: CommitBatch;
+  sequences: string[];
+}
+
+/** LevelDB state read before staging: stored values of checked keys, keys of removed ranges. */
+interface ReadState {
+  values: (Buffer | undefined)[];
+  ranges: Buffer[][];
+}
+
+/** True when staging must first read LevelDB (conditions, inserts, range removals). */
+export function needsRead(mods: readonly CheckedModification[]): boolean {
+  for (let i = 0; i < mods.length; i++) {
+    const m = mods[i];
+    if (m.condition !== 'NONE' || m.type === 'INSERT' || m.type === 'REMOVE_RANGE') return true;
+  }
+  return false;
+}
+
+function rangeBounds(m: CheckedModification): KeyBounds {
+  return { prefix: m.rangePrefix, from: m.rangeFrom, to: m.rangeTo, toInclusive: false, reverse: false };
+}
+
+/** Storage keys of the modifications, and their latin1 ids (undefined for range removals). */
+export interface UpdateKeys {
+  keys: (Buffer | undefined)[];
+  ids: (string | undefined)[];
+}
+
+/** Storage keys of every modification; all share one family, so its prefix is encoded once. */
+export function storageKeys(seg: SegmentState, mods: readonly CheckedModification[]): UpdateKeys {
+  const keys = new Array<Buffer | undefined>(mods.length);
+  const ids = new Array<string | undefined>(mods.length);
+  const prefix = mods.length > 0 ? familyPrefix(seg.dataPrefix, mods[0].family) : EMPTY;
+  for (let i = 0; i < mods.length; i++) {
+    const m = mods[i];
+    if (m.type === 'REMOVE_RANGE') continue;
+    const key = Buffer.allocUnsafe(prefix.length + m.key.length);
+    prefix.copy(key, 0);
+    m.key.copy(key, prefix.length);
+    keys[i] = key;
+    ids[i] = key.toString('latin1');
+  }
+  return { keys, ids };
+}
+
+/** Reads what the checks need; the caller holds an overlay read registration around this and staging. */
+export async function readForUpdate(
+  ctx: StageContext,
+  seg: SegmentState,
+  mods: readonly CheckedModification[],
+  { keys }: UpdateKeys,
+): Promise<ReadState> {
+  const checked: Buffer[] = [];
+  const slots: number[] = [];
+  const ranges: Buffer[][] = [];
+  for (let i = 0; i < mods.length; i++) {
+    const m = mods[i];
+    if (m.type === 'REMOVE_RANGE') {
+      const range = storageRange(familyPrefix(seg.dataPrefix, m.family), rangeBounds(m));
+      ranges[i] = range ? await ctx.db.keys({ ...range, keyEncoding: 'buffer' }).all() : [];
+    } else if (m.condition !== 'NONE' || m.type === 'INSERT') {
+      checked.push(keys[i]!);
+      slots.push(i);
+    }
+  }
+  const values: (Buffer | undefined)[] = [];
+  if (checked.length > 0) {
+    const got = await ctx.db.getMany(checked);
+    for (let j = 0; j < slots.length; j++) values[slots[j]] = got[j];
+  }
+  return { values, ranges };
+}
+
+/** The live version sequence of a key right now, or undefined when absent or expired. */
+function currentSequence(ctx: StageContext, id: string, stored: Buffer | undefined, now: number): number | undefined {
+  const pending = ctx.overlay.get(id);
+  if (pending) {
+    if (pending.value === null || (pending.expiresAt !== 0 && pending.expiresAt <= now)) return undefined;
+    return pending.sequence;
+  }
+  if (!stored) return undefined;
+  const expiresAt = valueExpiresAt(stored);
+  if (expiresAt !== 0 && expiresAt <= now) return undefined;
+  return valueSequence(stored);
+}
+
+function checkConditions(ctx: StageContext, seg: SegmentState, mods: readonly CheckedModification[], ids: readonly (string | undefined)[], read: ReadState | undefined, now: number): void {
+  for (let i = 0; i < mods.length; i++) {
+    const m = mods[i];
+    if (m.condition === 'NONE' && m.type !== 'INSERT') continue;
+    const current = currentSequence(ctx, ids[i]!, read?.values[i], now);
+    if (m.type === 'INSERT' || m.condition === 'NOT_EXISTS') {
+      if (current !== undefined) {
+        throw new KvtFault(ErrorCodes.BAD_KEY_VERSION, `modifications[${i}]: the key already exists in segment ${seg.id}`, i);
+      }
+      continue;
+    }
+    if (current === undefined) {
+      throw new KvtFault(ErrorCodes.NO_SUCH_KEY, `modifications[${i}]: the key does not exist in segment ${seg.id}`, i);
+    }
+    if (m.conditionSegmentId !== seg.id || m.conditionSequence !== current) {
+      const wanted = `${m.conditionSegmentId}:${m.conditionSequence < 0 ? 'beyond 2^53' : m.conditionSequence}`;
+      throw new KvtFault(ErrorCodes.BAD_KEY_VERSION, `modifications[${i}]: the key's version is ${seg.id}:${current}, not ${wanted}`, i);
+    }
+  }
+}
+
+function stageEntry(batch: CommitBatch, ctx: StageContext, id: string, storageKey: Buffer, sequence: number, expiresAt: number, value: Buffer | null): void {
+  const entry: OverlayEntry = { id, storageKey, sequence, expiresAt, value };
+  ctx.overlay.set(entry);
+  batch.entries.push(entry);
+}
+
+function stageRangeRemoval(ctx: StageContext, batch: CommitBatch, seg: SegmentState, m: CheckedModification, dbKeys: readonly Buffer[]): void {
+  const bounds = rangeBounds(m);
+  const prefix = familyPrefix(seg.dataPrefix, m.family);
+  const doomed = new Map<string, Buffer>();
+  for (const key of dbKeys) doomed.set(key.toString('latin1'), key);
+  for (const e of ctx.overlay.withPrefix(prefix.toString('latin1'))) {
+    if (inBounds(userKeyOf(e.storageKey), bounds)) doomed.set(e.id, e.storageKey);
+  }
+  for (const [id, key] of doomed) {
+    const pending = ctx.overlay.get(id);
+    if (pending && pending.value === null) continue;
+    batch.del(key);
+    stageEntry(batch, ctx, id, key, 0, 0, null);
+  }
+}
+
+function ensureSequenceRecord(batch: CommitBatch, seg: SegmentState): void {
+  if (seg.lastBatch === batch) return;
+  seg.lastBatch = batch;
+  batch.beforeWrite.push((b) => {
+    const value = Buffer.allocUnsafe(8);
+    value.writeBigUInt64BE(BigInt(seg.lastSequence), 0);
+    b.put(seg.sequenceKey, value);
+  });
+}
+
+/**
+ * Checks conditions and stages every modification into the current batch, synchronously.
+ * @throws KvtFault BAD_KEY_VERSION / NO_SUCH_KEY with the index of the failing modification.
+ */
+export function stageUpdate(ctx: StageContext, seg: SegmentState, mods: readonly CheckedModification[], { keys, ids }: UpdateKeys, read?: ReadState): StagedUpdate {
+  if (seg.deleted) throw new KvtFault(ErrorCodes.SEGMENT_NOT_FOUND, `segment ${seg.id} does not exist on this store`);
+  const now = ctx.clock();
+  if (read || needsRead(mods)) checkConditions(ctx, seg, mods, ids, read, now);
+  const batch = ctx.committer.batch();
+  ensureSequenceRecord(batch, seg);
+  const sequences = new Array<string>(mods.length);
+  for (let i = 0; i < mods.length; i++) {
+    const m = mods[i];
+    if (m.type === 'REMOVE_RANGE') {
+      stageRangeRemoval(ctx, batch, seg, m, read?.ranges[i] ?? []);
+      sequences[i] = '';
+      continue;
+    }
+    const key = keys[i]!;
+    if (m.type === 'REMOVE') {
+      batch.del(key);
+      stageEntry(batch, ctx, ids[i]!, key, 0, 0, null);
+      sequences[i] = '';
+      continue;
+    }
+    const sequence = ++seg.lastSequence;
+    const expiresAt = m.ttlMs > 0 ? now + m.ttlMs : 0;
+    batch.put(key, encodeValue(sequence, expiresAt, m.value));
+    if (expiresAt !== 0) batch.put(expiryKey(expiresAt, key), EMPTY);
+    stageEntry(batch, ctx, ids[i]!, key, sequence, expiresAt, m.value);
+    sequences[i] = String(sequence);
+  }
+  ctx.committer.staged();
+  return { batch, sequences };
+}

@@ -1,0 +1,285 @@
+/**
+ * Request validation of the segment engine: every check that needs no storage, done before anything
+ * is staged. Failures are INVALID_ARGUMENT faults whose message names the field and the limit
+ * ("modifications[0].family is 3000 bytes; the maximum is 2048") and whose index is the offending
+ * modification or key.
+ */
+import {
+  DEFAULT_ITERATOR_PAGE_ITEMS,
+  MAX_BATCH_BYTES,
+  MAX_BATCH_ITEMS,
+  MAX_GET_KEYS,
+  MAX_ITERATOR_PAGE_ITEMS,
+  MAX_KEY_FAMILY_LENGTH,
+  MAX_KEY_LENGTH,
+  MAX_VALUE_LENGTH,
+} from '../../proto/limits';
+import { invalidArgument } from '../../proto/runtime/status';
+import type { ConditionKind, ModificationType } from '../../proto/messages';
+
+/** Largest ttlMs accepted (2^48 ms, about 8,900 years), so expiry times stay exact integers. */
+export const MAX_TTL_MS = 2 ** 48;
+const U64_MAX = (1n << 64n) - 1n;
+const DECIMAL = /^(0|[1-9][0-9]{0,19})$/;
+const MOD_TYPES: ReadonlySet<string> = new Set(['PUT', 'INSERT', 'REMOVE', 'REMOVE_RANGE']);
+const COND_KINDS: ReadonlySet<string> = new Set(['NONE', 'NOT_EXISTS', 'VERSION']);
+const EMPTY = Buffer.alloc(0);
+const NO_CONDITION = { condition: 'NONE', conditionSegmentId: '', conditionSequence: 0 } as const;
+
+/** A modification as callers may send it: every field optional (proto defaults apply). */
+export interface ModificationInput {
+  type?: ModificationType | string | number;
+  family?: string;
+  key?: Uint8Array;
+  value?: Uint8Array;
+  condition?: { kind?: ConditionKind | string | number; segmentId?: string; sequence?: string } | null;
+  ttlMs?: string | number;
+  rangeFrom?: Uint8Array;
+  rangeTo?: Uint8Array;
+  rangePrefix?: Uint8Array;
+}
+
+/** A validated modification, ready for condition checks and staging. */
+export interface CheckedModification {
+  type: ModificationType;
+  family: string;
+  key: Buffer;
+  value: Buffer;
+  condition: ConditionKind;
+  /** Segment id of a VERSION condition. */
+  conditionSegmentId: string;
+  /** Sequence of a VERSION condition; -1 when it is beyond any sequence this store hands out. */
+  conditionSequence: number;
+  ttlMs: number;
+  rangeFrom: Buffer;
+  rangeTo: Buffer;
+  rangePrefix: Buffer;
+}
+
+/** True when `s` is a canonical decimal unsigned 64-bit integer. */
+export function isU64(s: unknown): s is string {
+  return typeof s === 'string' && DECIMAL.test(s) && BigInt(s) <= U64_MAX;
+}
+
+/** Checks a segment id; returns it. */
+export function checkSegmentId(segmentId: unknown, field = 'segmentId'): string {
+  if (!isU64(segmentId)) {
+    throw invalidArgument(`${field} ${JSON.stringify(segmentId ?? '')} is not a decimal unsigned 64-bit integer`);
+  }
+  return segmentId;
+}
+
+function asBuffer(bytes: Uint8Array | undefined | null): Buffer {
+  if (!bytes || bytes.length === 0) return EMPTY;
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** Checks family and key lengths of one key reference; `field` is e.g. `modifications[2]`. */
+export function checkKey(family: unknown, key: Buffer, field: string, index: number, allowEmptyKey = false): string {
+  if (family !== undefined && family !== null && typeof family !== 'string') {
+    throw invalidArgument(`${field === '' ? '' : field + '.'}family must be a string`, index);
+  }
+  const fam = (family as string | undefined) ?? '';
+  const f = field === '' ? '' : `${field}.`;
+  const famBytes = Buffer.byteLength(fam, 'utf8');
+  if (famBytes > MAX_KEY_FAMILY_LENGTH) {
+    throw invalidArgument(`${f}family is ${famBytes} bytes; the maximum is ${MAX_KEY_FAMILY_LENGTH}`, index);
+  }
+  if (!allowEmptyKey && key.length === 0) throw invalidArgument(`${f}key is empty`, index);
+  if (famBytes + key.length > MAX_KEY_LENGTH) {
+    throw invalidArgument(
+      `${field === '' ? '' : field + ': '}family + key is ${famBytes + key.length} bytes; the maximum is ${MAX_KEY_LENGTH}`,
+      index,
+    );
+  }
+  return fam;
+}
+
+function checkTtl(ttl: unknown, field: string, index: number): number {
+  if (ttl === undefined || ttl === null || ttl === '' || ttl === '0' || ttl === 0) return 0;
+  const s = String(ttl);
+  if (!isU64(s)) throw invalidArgument(`${field}.ttlMs ${JSON.stringify(s)} is not a decimal unsigned 64-bit integer`, index);
+  const n = Number(s);
+  if (n > MAX_TTL_MS) throw invalidArgument(`${field}.ttlMs is ${s}; the maximum is ${MAX_TTL_MS}`, index);
+  return n;
+}
+
+function checkCondition(mod: ModificationInput, type: ModificationType, field: string, i: number): Pick<CheckedModification, 'condition' | 'conditionSegmentId' | 'conditionSequence'> {
+  const c = mod.condition;
+  const kind = c?.kind ?? 'NONE';
+  if (kind === 'NONE' && !c?.segmentId) return NO_CONDITION;
+  if (typeof kind !== 'string' || !COND_KINDS.has(kind)) {
+    throw invalidArgument(`${field}.condition.kind ${JSON.stringify(kind)} is not one of NONE, NOT_EXISTS, VERSION`, i);
+  }
+  if (kind !== 'NONE' && (type === 'REMOVE_RANGE' || (type === 'INSERT' && kind === 'VERSION'))) {
+    throw invalidArgument(`${field}.condition ${kind} is not allowed on ${type}`, i);
+  }
+  if (kind !== 'VERSION') return { condition: kind as ConditionKind, conditionSegmentId: '', conditionSequence: 0 };
+  const segmentId = checkSegmentId(c?.segmentId, `${field}.condition.segmentId`);
+  const sequence = c?.sequence;
+  if (!isU64(sequence)) {
+    throw invalidArgument(`${field}.condition.sequence ${JSON.stringify(sequence ?? '')} is not a decimal unsigned 64-bit integer`, i);
+  }
+  const n = Number(sequence);
+  return { condition: 'VERSION', conditionSegmentId: segmentId, conditionSequence: Number.isSafeInteger(n) ? n : -1 };
+}
+
+function checkModification(mod: ModificationInput, i: number): CheckedModification {
+  const field = `modifications[${i}]`;
+  if (!mod || typeof mod !== 'object') throw invalidArgument(`${field} is not a modification`, i);
+  const type = mod.type ?? 'PUT';
+  if (typeof type !== 'string' || !MOD_TYPES.has(type)) {
+    throw invalidArgument(`${field}.type ${JSON.stringify(type)} is not one of PUT, INSERT, REMOVE, REMOVE_RANGE`, i);
+  }
+  const t = type as ModificationType;
+  const key = asBuffer(mod.key);
+  const value = t === 'PUT' || t === 'INSERT' ? asBuffer(mod.value) : EMPTY;
+  if (t === 'REMOVE_RANGE' && key.length > 0) {
+    throw invalidArgument(`${field}.key must be empty for REMOVE_RANGE (use rangeFrom, rangeTo, rangePrefix)`, i);
+  }
+  const family = checkKey(mod.family, key, field, i, t === 'REMOVE_RANGE');
+  if (value.length > MAX_VALUE_LENGTH) {
+    throw invalidArgument(`${field}.value is ${value.length} bytes; the maximum is ${MAX_VALUE_LENGTH}`, i);
+  }
+  const c = checkCondition(mod, t, field, i);
+  return {
+    type: t,
+    family,
+    key,
+    value,
+    condition: c.condition,
+    conditionSegmentId: c.conditionSegmentId,
+    conditionSequence: c.conditionSequence,
+    ttlMs: t === 'PUT' || t === 'INSERT' ? checkTtl(mod.ttlMs, field, i) : 0,
+    rangeFrom: asBuffer(mod.rangeFrom),
+    rangeTo: asBuffer(mod.rangeTo),
+    rangePrefix: asBuffer(mod.rangePrefix),
+  };
+}
+
+function checkBatchShape(checked: CheckedModification[]): void {
+  let bytes = 0;
+  const family = checked.length > 0 ? checked[0].family : '';
+  for (let i = 0; i < checked.length; i++) {
+    const m = checked[i];
+    bytes += m.key.length + m.value.length;
+    if (m.family !== family) {
+      throw invalidArgument(
+        `modifications[${i}].family ${JSON.stringify(m.family)} differs from modifications[0].family ${JSON.stringify(family)}; a batch of several modifications must keep to one key family`,
+        i,
+      );
+    }
+  }
+  if (bytes > MAX_BATCH_BYTES) {
+    throw invalidArgument(`modifications hold ${bytes} bytes of keys and values; the maximum is ${MAX_BATCH_BYTES}`);
+  }
+}
+
+/**
+ * Rejects a batch naming one key twice. `ids` are the storage keys' latin1 forms (computed once for
+ * the overlay anyway; all modifications of a batch share one family, so equal ids = equal keys).
+ */
+export function checkDuplicates(mods: readonly CheckedModification[], ids: readonly (string | undefined)[]): void {
+  if (mods.length < 2) return;
+  const seen = new Map<string, number>();
+  for (let i = 0; i < ids.length; i++) {
+    const id = ids[i];
+    if (id === undefined) continue;
+    const first = seen.get(id);
+    if (first !== undefined) {
+      throw invalidArgument(`modifications[${i}].key duplicates modifications[${first}].key; a batch may name a key once`, i);
+    }
+    seen.set(id, i);
+  }
+}
+
+/** Validates the modifications of an Update; throws an INVALID_ARGUMENT fault on the first problem. */
+export function checkModifications(mods: unknown): CheckedModification[] {
+  if (mods === undefined || mods === null) return [];
+  if (!Array.isArray(mods)) throw invalidArgument('modifications must be a list');
+  if (mods.length > MAX_BATCH_ITEMS) {
+    throw invalidArgument(`modifications has ${mods.length} items; the maximum is ${MAX_BATCH_ITEMS}`);
+  }
+  const checked = new Array<CheckedModification>(mods.length);
+  for (let i = 0; i < mods.length; i++) checked[i] = checkModification(mods[i] as ModificationInput, i);
+  checkBatchShape(checked);
+  return checked;
+}
+
+/** Validates the keys of a Get; returns (family, key) pairs. */
+export function checkGetKeys(keys: unknown): { family: string; key: Buffer }[] {
+  if (keys === undefined || keys === null) return [];
+  if (!Array.isArray(keys)) throw invalidArgument('keys must be a list');
+  if (keys.length > MAX_GET_KEYS) throw invalidArgument(`keys has ${keys.length} items; the maximum is ${MAX_GET_KEYS}`);
+  return keys.map((ref: { family?: string; key?: Uint8Array } | null, i) => {
+    if (!ref || typeof ref !== 'object') throw invalidArgument(`keys[${i}] is not a key reference`, i);
+    const key = asBuffer(ref.key);
+    return { family: checkKey(ref.family, key, `keys[${i}]`, i), key };
+  });
+}
+
+/** An Iterate request after validation. */
+export interface CheckedIterate {
+  family: string;
+  includeValues: boolean;
+  maxItems: number;
+  prefix: Buffer;
+  from: Buffer;
+  to: Buffer;
+  toInclusive: boolean;
+  reverse: boolean;
+  after: Buffer | undefined;
+}
+
+/** Iterate request fields as callers may send them. */
+export interface IterateInput {
+  segmentId?: string;
+  family?: string;
+  includeValues?: boolean;
+  maxItems?: number;
+  prefix?: Uint8Array;
+  from?: Uint8Array;
+  to?: Uint8Array;
+  toInclusive?: boolean;
+  reverse?: boolean;
+  hasAfter?: boolean;
+  after?: Uint8Array;
+}
+
+/** Validates an Iterate request. */
+export function checkIterate(req: IterateInput): CheckedIterate {
+  const family = checkKey(req.family, EMPTY, '', -1, true);
+  return {
+    family,
+    includeValues: req.includeValues === true,
+    maxItems: checkMaxItems(req.maxItems),
+    prefix: asBuffer(req.prefix),
+    from: asBuffer(req.from),
+    to: asBuffer(req.to),
+    toInclusive: req.toInclusive === true,
+    reverse: req.reverse === true,
+    after: req.hasAfter === true ? asBuffer(req.after) : undefined,
+  };
+}
+
+/** A page size: 0 (or absent) means the default; above MAX_ITERATOR_PAGE_ITEMS is refused. */
+function checkMaxItems(raw: unknown = 0): number {
+  if (typeof raw !== 'number' || !Number.isInteger(raw) || raw < 0) {
+    throw invalidArgument(`maxItems ${JSON.stringify(raw)} is not a non-negative integer`);
+  }
+  if (raw > MAX_ITERATOR_PAGE_ITEMS) throw invalidArgument(`maxItems is ${raw}; the maximum is ${MAX_ITERATOR_PAGE_ITEMS}`);
+  return raw === 0 ? DEFAULT_ITERATOR_PAGE_ITEMS : raw;
+}
+
+/** A Scan request as it may arrive. */
+export interface ScanInput {
+  segmentId?: string;
+  includeValues?: boolean;
+  maxItems?: number;
+  after?: Uint8Array | null;
+}
+
+/** Validates a Scan request: page size as for Iterate; `after` is an opaque position. */
+export function checkScan(req: ScanInput): { maxItems: number; includeValues: boolean; after: Buffer } {
+  return { maxItems: checkMaxItems(req.maxItems), includeValues: req.includeValues === true, after: asBuffer(req.after) };
+}

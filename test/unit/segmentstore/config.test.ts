@@ -1,0 +1,19 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../../segmentstore/config';
+
+describe('segment store config', () => {
+  it('takes defaults, then KVT_SEGMENTSTORE_* variables, then flags', () => {
+    expect(loadConfig([], {}).config).toMatchObject({ port: 12345, host: '127.0.0.1', controller: undefined, expirySweepIntervalMs: 1000 });
+    const env = { KVT_SEGMENTSTORE_PORT: '7000', KVT_SEGMENTSTORE_CONTROLLER: '127.0.0.1:9090', KVT_SEGMENTSTORE_DATA_DIR: '/tmp/x' };
+    expect(loadConfig([], env).config).toMatchObject({ port: 7000, controller: '127.0.0.1:9090', dataDir: '/tmp/x' });
+    expect(loadConfig(['--port', '0', '--advertise-address=example:1'], env).config).toMatchObject({ port: 0, advertiseAddress: 'example:1' });
+    expect(loadConfig(['--help'], {}).help).toBe(true);
+  });
+
+  it('rejects bad values naming the option', () => {
+    expect(() => loadConfig(['--port', '70000'], {})).toThrow('--port is 70000; the maximum is 65535');
+    expect(() => loadConfig(['--controller', 'nope'], {})).toThrow('--controller must be host:port; got "nope"');
+    expect(() => loadConfig(['--log-level', 'loud'], {})).toThrow('--log-level must be one of debug, info, warn, error; got "loud"');
+    expect(() => loadConfig(['--bogus'], {})).toThrow('unknown option --bogus (see --help)');
+  });
+});

@@ -1,0 +1,97 @@
+/** The storage conformance suite against the in-process engine, plus engine-only behaviour. */
+import { afterEach, describe, expect, it } from 'vitest';
+import * as path from 'node:path';
+import { tempDir } from '../../harness/process';
+import { execute } from '../../../segmentstore/service/segment-store-service';
+import { SegmentEngine, StorageLockedError } from '../../../segmentstore/storage/segment-engine';
+import { engineAdapter } from '../../suites/segment-store-adapter';
+import { storageConformance } from '../../suites/storage-conformance';
+
+storageConformance('in-process engine', async () => {
+  const dir = tempDir('kvt-engine-');
+  let now = 1_700_000_000_000;
+  const engine = await SegmentEngine.open(path.join(dir.path, 'db'), { clock: () => now, expirySweepIntervalMs: 0 });
+  return {
+    store: engineAdapter(engine, (req) => execute(engine, req)),
+    advanceClock: (ms) => {
+      now += ms;
+    },
+    dispose: async () => {
+      await engine.close();
+      dir.dispose();
+    },
+  };
+});
+
+describe('SegmentEngine', () => {
+  const cleanup: Array<() => Promise<void> | void> = [];
+  afterEach(async () => {
+    for (const fn of cleanup.splice(0).reverse()) await fn();
+  });
+  async function open(location: string, clock?: () => number): Promise<SegmentEngine> {
+    const engine = await SegmentEngine.open(location, { clock, expirySweepIntervalMs: 0 });
+    cleanup.push(() => engine.close());
+    return engine;
+  }
+
+  it('goes opening → open → closing → closed and refuses calls once closed', async () => {
+    const dir = tempDir();
+    cleanup.push(dir.dispose);
+    const engine = await SegmentEngine.open(path.join(dir.path, 'db'), { expirySweepIntervalMs: 0 });
+    expect(engine.state).toBe('open');
+    await engine.createSegment('1');
+    const write = engine.update({ segmentId: '1', modifications: [{ key: Buffer.from('k'), value: Buffer.from('v') }] });
+    const closing = engine.close();
+    expect(engine.state).toBe('closing');
+    await write;
+    await closing;
+    await engine.close();
+    expect(engine.state).toBe('closed');
+    await expect(engine.get({ segmentId: '1', keys: [] })).rejects.toMatchObject({ code: 'UNAVAILABLE', message: 'segment store is closed' });
+  });
+
+  it('keeps data and strictly increasing versions across a reopen, and refuses a second opener', async () => {
+    const dir = tempDir();
+    cleanup.push(dir.dispose);
+    const location = path.join(dir.path, 'db');
+    const first = await SegmentEngine.open(location, { expirySweepIntervalMs: 0 });
+    await first.createSegment('7', 'scope/t#0');
+    const res = await first.update({ segmentId: '7', modifications: [{ family: 'f', key: Buffer.from('k'), value: Buffer.from('v') }] });
+    await expect(SegmentEngine.open(location)).rejects.toBeInstanceOf(StorageLockedError);
+    await first.close();
+    const second = await open(location);
+    const got = await second.get({ segmentId: '7', keys: [{ family: 'f', key: Buffer.from('k') }] });
+    expect(got.entries[0]).toMatchObject({ found: true, sequence: res.sequences[0] });
+    const next = await second.update({ segmentId: '7', modifications: [{ family: 'f', key: Buffer.from('k2'), value: Buffer.from('v') }] });
+    expect(BigInt(next.sequences[0])).toBeGreaterThan(BigInt(res.sequences[0]));
+    expect((await second.segmentInfo('7')).table).toBe('scope/t#0');
+  });
+
+  it('sweeps expired entries in the background batches without touching rewritten keys', async () => {
+    const dir = tempDir();
+    cleanup.push(dir.dispose);
+    let now = 1_000_000;
+    const engine = await open(path.join(dir.path, 'db'), () => now);
+    await engine.createSegment('1');
+    const mods = Array.from({ length: 50 }, (_, i) => ({ family: 'f', key: Buffer.from(`k${i}`), value: Buffer.from('v'), ttlMs: '1000' }));
+    await engine.update({ segmentId: '1', modifications: mods });
+    await engine.update({ segmentId: '1', modifications: [{ family: 'f', key: Buffer.from('k0'), value: Buffer.from('kept') }] });
+    now += 1000;
+    expect(await engine.sweepExpired()).toBe(49);
+    expect(await engine.sweepExpired()).toBe(0);
+    const info = await engine.segmentInfo('1');
+    expect(info.entryCount).toBe('1');
+    const got = await engine.get({ segmentId: '1', keys: [{ family: 'f', key: Buffer.from('k0') }] });
+    expect(got.entries[0].value.toString()).toBe('kept');
+  });
+
+  it('group-commits concurrent updates into few flushes', async () => {
+    const dir = tempDir();
+    cleanup.push(dir.dispose);
+    const engine = await open(path.join(dir.path, 'db'));
+    await engine.createSegment('1');
+    const before = engine.commitStats.flushes;
+    await Promise.all(Array.from({ length: 200 }, (_, i) => engine.update({ segmentId: '1', modifications: [{ key: Buffer.from(`k${i}`), value: Buffer.from('v') }] })));
+    expect(engine.commitStats.flushes - before).toBeLessThan(10);
+  });
+});

@@ -1,0 +1,67 @@
+import * as path from 'node:path';
+import { ClassicLevel } from 'classic-level';
+import { describe, expect, it } from 'vitest';
+import { GroupCommitter } from '../../../segmentstore/storage/group-commit';
+import { Overlay } from '../../../segmentstore/storage/overlay';
+import { SegmentEngine } from '../../../segmentstore/storage/segment-engine';
+import { tempDir } from '../../harness/process';
+
+describe('GroupCommitter', () => {
+  it('writes everything staged during a flush in the next single batch, acknowledging after it', async () => {
+    using dir = tempDir();
+    const db = new ClassicLevel<Buffer, Buffer>(path.join(dir.path, 'db'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+    await db.open();
+    try {
+      const committer = new GroupCommitter(db, new Overlay(), 10_000);
+      const first = committer.batch();
+      first.put(Buffer.from('a'), Buffer.from('1'));
+      committer.staged();
+      await new Promise((r) => setImmediate(r)); // the first flush is now running
+      const second = committer.batch();
+      expect(second).not.toBe(first);
+      for (let i = 0; i < 50; i++) {
+        expect(committer.batch()).toBe(second);
+        second.put(Buffer.from(`b${i}`), Buffer.from('2'));
+        committer.staged();
+      }
+      await second.done;
+      expect(await db.get(Buffer.from('b49'))).toEqual(Buffer.from('2'));
+      expect(committer.stats).toEqual({ flushes: 2, ops: 51 });
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('does not let a hold that is never released starve the flush', async () => {
+    using dir = tempDir();
+    const db = new ClassicLevel<Buffer, Buffer>(path.join(dir.path, 'db'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+    await db.open();
+    try {
+      const committer = new GroupCommitter(db, new Overlay());
+      committer.hold();
+      const batch = committer.batch();
+      batch.put(Buffer.from('k'), Buffer.from('v'));
+      committer.staged();
+      await batch.done;
+      expect(await db.get(Buffer.from('k'))).toEqual(Buffer.from('v'));
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('puts all updates of one Execute, conditional ones included, into one flush', async () => {
+    using dir = tempDir();
+    // A generous hold limit, so a slow machine cannot split the Execute.
+    const engine = await SegmentEngine.open(path.join(dir.path, 'db'), { expirySweepIntervalMs: 0, maxHoldMs: 60_000 });
+    try {
+      await engine.createSegment('1');
+      const before = engine.commitStats.flushes;
+      const results = await Promise.all(engine.withHeldCommits((update) => Array.from({ length: 20 }, (_, i) =>
+        update({ segmentId: '1', modifications: [{ type: i % 2 ? 'INSERT' : 'PUT', key: Buffer.from(`k${i}`), value: Buffer.from('v') }] }))));
+      expect(results).toHaveLength(20);
+      expect(engine.commitStats.flushes - before).toBe(1);
+    } finally {
+      await engine.close();
+    }
+  });
+});
