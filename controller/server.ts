@@ -1,0 +1,129 @@
+/**
+ * The controller as an object: metadata store, store registry, table operations, resumer and the gRPC
+ * server, started in that order and stopped in reverse. Usable in-process (tests, embedding) as well as
+ * by `kvt controller`.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { controllerService } from '../proto/load';
+import { bindGrpcServer, newGrpcServer, shutdownGrpcServer } from '../proto/runtime/grpc-server';
+import { Logger, silentLogger } from '../proto/runtime/log';
+import type { ControllerConfig } from './config';
+import { MetadataStore } from './metadata/metadata-store';
+import { controllerHandlers } from './service/controller-service';
+import { Resumer } from './service/resumer';
+import { SegmentStoreClients } from './service/segment-store-clients';
+import { SegmentWork } from './service/segment-work';
+import { StoreRegistry } from './service/store-registry';
+import { TableOperations } from './service/table-operations';
+
+/** Lifecycle of a {@link ControllerServer}. */
+export type ControllerServerState = 'created' | 'starting' | 'running' | 'stopping' | 'stopped' | 'failed';
+
+interface Parts {
+  meta: MetadataStore;
+  registry: StoreRegistry;
+  clients: SegmentStoreClients;
+  ops: TableOperations;
+  resumer: Resumer;
+  grpcServer: grpc.Server;
+}
+
+/** A controller process's server: `created → starting → running → stopping → stopped | failed`. */
+export class ControllerServer {
+  private stateValue: ControllerServerState = 'created';
+  private parts: Partial<Parts> = {};
+  private boundPort = 0;
+  private stopPromise: Promise<void> | undefined;
+
+  constructor(
+    readonly config: ControllerConfig,
+    private readonly logger: Logger = silentLogger,
+  ) {}
+
+  /** Creates and starts a server. @throws as {@link ControllerServer.start} */
+  static async start(config: ControllerConfig, logger: Logger = silentLogger): Promise<ControllerServer> {
+    const server = new ControllerServer(config, logger);
+    await server.start();
+    return server;
+  }
+
+  get state(): ControllerServerState {
+    return this.stateValue;
+  }
+
+  /** The bound port (the real one when the config said 0); 0 before running. */
+  get port(): number {
+    return this.boundPort;
+  }
+
+  /**
+   * Opens the metadata, starts the registry and the resumer, and listens.
+   * @throws DataDirInUseError when another controller holds the data directory
+   * @throws Error "port HOST:PORT is already in use" when the port is taken
+   */
+  async start(): Promise<void> {
+    if (this.stateValue !== 'created') throw new Error(`cannot start a controller that is ${this.stateValue}`);
+    this.stateValue = 'starting';
+    try {
+      await this.startParts();
+      this.stateValue = 'running';
+    } catch (err) {
+      await this.release();
+      this.stateValue = 'failed';
+      throw err;
+    }
+  }
+
+  private async startParts(): Promise<void> {
+    const c = this.config;
+    const meta = (this.parts.meta = await MetadataStore.open(c.dataDir));
+    // A restart is a change of routing as far as liveness goes: every store starts in its grace period.
+    await meta.bumpGeneration();
+    const registry = (this.parts.registry = new StoreRegistry(meta, c, this.logger));
+    registry.start();
+    const clients = (this.parts.clients = new SegmentStoreClients(c.storeCallTimeoutMs));
+    const work = new SegmentWork(meta, registry, clients, this.logger, c.testPauseAfterSegmentMs);
+    const ops = (this.parts.ops = new TableOperations(meta, registry, work, c, this.logger));
+    const grpcServer = (this.parts.grpcServer = newGrpcServer());
+    grpcServer.addService(controllerService(), controllerHandlers({ meta, registry, ops, heartbeatIntervalMs: c.heartbeatIntervalMs, logger: this.logger }));
+    this.boundPort = await bindGrpcServer(grpcServer, c.host, c.port);
+    const resumer = (this.parts.resumer = new Resumer(meta, ops, c.resumeIntervalMs, this.logger));
+    registry.onStoreLive(() => resumer.kick());
+    resumer.start();
+  }
+
+  /** Stops listening, lets running requests end, stops the resumer and closes the metadata. Idempotent. */
+  stop(): Promise<void> {
+    if (!this.stopPromise) {
+      this.stopPromise = (async () => {
+        if (this.stateValue === 'created') {
+          this.stateValue = 'stopped';
+          return;
+        }
+        const failed = this.stateValue === 'failed';
+        this.stateValue = 'stopping';
+        await this.release();
+        this.stateValue = failed ? 'failed' : 'stopped';
+        this.logger.info('controller stopped', { port: this.boundPort });
+      })();
+    }
+    return this.stopPromise;
+  }
+
+  /** Releases whatever was started, in reverse order. */
+  private async release(): Promise<void> {
+    const p = this.parts;
+    p.ops?.stop();
+    await p.resumer?.stop();
+    if (p.grpcServer) await shutdownGrpcServer(p.grpcServer);
+    await p.ops?.drain();
+    p.registry?.stop();
+    p.clients?.close();
+    await p.meta?.close();
+    this.parts = {};
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop();
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * The controller's gRPC clients of the segment stores, one per store address, each call with a
+ * deadline. Only the segment-lifecycle RPCs are used here; data never passes through the controller.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { GRPC_CHANNEL_OPTIONS, kvtPackage } from '../../proto/load';
+import type { CreateSegmentResponse, DeleteSegmentResponse } from '../../proto/messages';
+
+type UnaryMethod = (request: unknown, metadata: grpc.Metadata, options: grpc.CallOptions, callback: (err: grpc.ServiceError | null, res: unknown) => void) => void;
+
+/** A pool of SegmentStore clients keyed by address. */
+export class SegmentStoreClients {
+  private readonly clients = new Map<string, grpc.Client>();
+
+  constructor(private readonly callTimeoutMs: number) {}
+
+  /** CreateSegment on the store at `address`; true when it was created now, false when it existed. */
+  async createSegment(address: string, segmentId: string, table: string): Promise<boolean> {
+    const res = (await this.call(address, 'CreateSegment', { segmentId, table })) as CreateSegmentResponse;
+    return res.created;
+  }
+
+  /** DeleteSegment on the store at `address`; true when it existed. */
+  async deleteSegment(address: string, segmentId: string): Promise<boolean> {
+    const res = (await this.call(address, 'DeleteSegment', { segmentId })) as DeleteSegmentResponse;
+    return res.deleted;
+  }
+
+  /** Closes every client. */
+  close(): void {
+    for (const client of this.clients.values()) client.close();
+    this.clients.clear();
+  }
+
+  private client(address: string): grpc.Client {
+    let client = this.clients.get(address);
+    if (!client) {
+      const Ctor = kvtPackage().SegmentStore;
+      client = new Ctor(address, grpc.credentials.createInsecure(), GRPC_CHANNEL_OPTIONS);
+      this.clients.set(address, client);
+    }
+    return client;
+  }
+
+  private call(address: string, method: string, request: unknown): Promise<unknown> {
+    const client = this.client(address) as unknown as Record<string, UnaryMethod>;
+    const deadline = Date.now() + this.callTimeoutMs;
+    return new Promise((resolve, reject) => {
+      client[method].call(client, request, new grpc.Metadata(), { deadline }, (err, res) => (err ? reject(err) : resolve(res)));
+    });
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * The segment-store registry: who is registered (persisted in the metadata store) and who is live
+ * (in memory, from heartbeats). A store is live while its last heartbeat is younger than
+ * `storeTimeoutMs`. After a controller restart every known store gets that much grace, as if it had
+ * just heartbeated: a healthy store proves itself within one interval, a dead one is marked dead once
+ * the grace runs out. Any change of liveness or address bumps the routing generation.
+ */
+import type { Logger } from '../../proto/runtime/log';
+import type { SegmentStoreInfo } from '../../proto/messages';
+import type { MetadataStore } from '../metadata/metadata-store';
+
+/** What the registry needs to know of the controller's config. */
+export interface StoreRegistryOptions {
+  heartbeatIntervalMs: number;
+  storeTimeoutMs: number;
+  /** @default Date.now */
+  clock?: () => number;
+}
+
+/** Liveness and registration of segment stores. */
+export class StoreRegistry {
+  private readonly lastSeen = new Map<string, number>();
+  /** The live set as of the last check: a change against it bumps the generation. */
+  private observedLive = new Set<string>();
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private readonly clock: () => number;
+  private readonly liveListeners: Array<(storeId: string) => void> = [];
+
+  constructor(
+    private readonly meta: MetadataStore,
+    private readonly options: StoreRegistryOptions,
+    private readonly logger: Logger,
+  ) {
+    this.clock = options.clock ?? Date.now;
+  }
+
+  /** Grants every persisted store its grace period and starts watching heartbeats. */
+  start(): void {
+    const now = this.clock();
+    for (const store of this.meta.listStores()) this.lastSeen.set(store.storeId, now);
+    this.observedLive = new Set(this.lastSeen.keys());
+    const every = Math.max(20, Math.min(this.options.heartbeatIntervalMs, Math.floor(this.options.storeTimeoutMs / 4)));
+    this.sweepTimer = setInterval(() => void this.refreshLiveness().catch((err) => this.logger.error('liveness check failed', { err })), every);
+    this.sweepTimer.unref();
+  }
+
+  stop(): void {
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    this.sweepTimer = undefined;
+  }
+
+  /** Calls `listener(storeId)` whenever a store becomes live (registration or a returning heartbeat). */
+  onStoreLive(listener: (storeId: string) => void): void {
+    this.liveListeners.push(listener);
+  }
+
+  /** Registers (or re-registers) a store: same id with a new address keeps its segments. */
+  async register(storeId: string, address: string): Promise<void> {
+    const change = await this.meta.upsertStore(storeId, address, this.clock());
+    this.lastSeen.set(storeId, this.clock());
+    this.logger.info('segment store registered', { storeId, address, new: change.created, addressChanged: change.addressChanged });
+    await this.refreshLiveness();
+  }
+
+  /** Records a heartbeat; false when the store is unknown (it must register again). */
+  async heartbeat(storeId: string, address: string): Promise<boolean> {
+    const known = this.meta.getStore(storeId);
+    if (!known) return false;
+    if (address !== '' && address !== known.address) {
+      await this.meta.upsertStore(storeId, address, this.clock());
+      this.logger.info('segment store address changed', { storeId, address, previous: known.address });
+    }
+    this.lastSeen.set(storeId, this.clock());
+    await this.refreshLiveness();
+    return true;
+  }
+
+  /** True when the store heartbeated within the timeout. */
+  isLive(storeId: string): boolean {
+    const seen = this.lastSeen.get(storeId);
+    return seen !== undefined && this.clock() - seen <= this.options.storeTimeoutMs;
+  }
+
+  /** Ids of the live stores, sorted. */
+  liveStoreIds(): string[] {
+    return this.meta.listStores().map((s) => s.storeId).filter((id) => this.isLive(id));
+  }
+
+  /** Every known store with its liveness and segment count. */
+  list(): SegmentStoreInfo[] {
+    const counts = this.meta.segmentCountsByStore();
+    return this.meta.listStores().map((s) => ({
+      storeId: s.storeId,
+      address: s.address,
+      live: this.isLive(s.storeId),
+      lastHeartbeatMs: String(this.lastSeen.get(s.storeId) ?? s.lastHeartbeatMs),
+      segmentCount: counts.get(s.storeId) ?? 0,
+    }));
+  }
+
+  /** Compares liveness with the last check; any change is logged and bumps the routing generation. */
+  async refreshLiveness(): Promise<void> {
+    const live = new Set(this.liveStoreIds());
+    const died = [...this.observedLive].filter((id) => !live.has(id));
+    const revived = [...live].filter((id) => !this.observedLive.has(id));
+    if (died.length === 0 && revived.length === 0) return;
+    // Updated before the await so concurrent checks do not report (and bump for) the same change twice.
+    this.observedLive = live;
+    for (const storeId of died) this.logger.warn('segment store is dead', { storeId, timeoutMs: this.options.storeTimeoutMs });
+    for (const storeId of revived) this.logger.info('segment store is live', { storeId });
+    await this.meta.bumpGeneration();
+    for (const storeId of revived) for (const listener of this.liveListeners) listener(storeId);
+  }
+
+  /**
+   * Resolves true once some store is live, false when `deadlineMs` (controller clock) passes first or
+   * `cancelled()` turns true.
+   */
+  async waitForLiveStore(deadlineMs: number, cancelled: () => boolean = () => false, pollMs = 100): Promise<boolean> {
+    for (;;) {
+      if (this.liveStoreIds().length > 0) return true;
+      const left = deadlineMs - this.clock();
+      if (left <= 0 || cancelled()) return false;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(pollMs, left)));
+    }
+  }
+}

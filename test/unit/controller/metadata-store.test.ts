@@ -1,0 +1,104 @@
+import * as path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DataDirInUseError, MetadataStore } from '../../../controller/metadata/metadata-store';
+import { IllegalTableStateTransitionError } from '../../../controller/metadata/table-state';
+import { tempDir } from '../../harness/process';
+
+const dirs: Array<{ dispose(): void }> = [];
+const open: MetadataStore[] = [];
+
+async function openStore(dir: string): Promise<MetadataStore> {
+  const store = await MetadataStore.open(dir);
+  open.push(store);
+  return store;
+}
+
+function newDir(): string {
+  const d = tempDir('kvt-meta-');
+  dirs.push(d);
+  return path.join(d.path, 'controller');
+}
+
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((s) => s.close()));
+  for (const d of dirs.splice(0)) d.dispose();
+});
+
+describe('MetadataStore', () => {
+  it('keeps scopes, tables, stores, the counter and the generation across a reopen', async () => {
+    const dir = newDir();
+    const a = await openStore(dir);
+    expect(await a.createScope('wiki', 1)).toBe(true);
+    expect(await a.createScope('wiki', 2)).toBe(false);
+    await a.upsertStore('s1', '127.0.0.1:1000', 3);
+    const created = await a.createTable({ scope: 'wiki', table: 'pages', owners: ['s1', 's1'], nowMs: 4 });
+    expect(created.kind).toBe('created');
+    await a.transitionTable('wiki', 'pages', 'ACTIVE');
+    const generation = a.generation;
+    await a.close();
+
+    const b = await openStore(dir);
+    expect(b.listScopes()).toEqual(['wiki']);
+    expect(b.getTable('wiki', 'pages')).toEqual({
+      scope: 'wiki', table: 'pages', partitionCount: 2, state: 'ACTIVE', createdAtMs: 4,
+      partitions: [{ index: 0, segmentId: '1', storeId: 's1' }, { index: 1, segmentId: '2', storeId: 's1' }],
+    });
+    expect(b.getStore('s1')).toEqual({ storeId: 's1', address: '127.0.0.1:1000', lastHeartbeatMs: 3 });
+    expect(b.generation).toBe(generation);
+    expect(b.segmentCountsByStore().get('s1')).toBe(2);
+  });
+
+  it('never reuses segment ids, even for a re-created table after a reopen', async () => {
+    const dir = newDir();
+    const a = await openStore(dir);
+    await a.createScope('s', 0);
+    await a.createTable({ scope: 's', table: 't', owners: ['x'], nowMs: 0 });
+    await a.transitionTable('s', 't', 'DELETING');
+    await a.removeTable('s', 't');
+    await a.close();
+    const b = await openStore(dir);
+    const again = await b.createTable({ scope: 's', table: 't', owners: ['x', 'x'], nowMs: 0 });
+    expect(again.kind === 'created' && again.table.partitions.map((p) => p.segmentId)).toEqual(['2', '3']);
+  });
+
+  it('refuses a table in a missing scope, reports an existing one, and refuses illegal transitions', async () => {
+    const m = await openStore(newDir());
+    expect((await m.createTable({ scope: 'nope', table: 't', owners: ['x'], nowMs: 0 })).kind).toBe('no-scope');
+    await m.createScope('s', 0);
+    await m.createTable({ scope: 's', table: 't', owners: ['x'], nowMs: 0 });
+    expect((await m.createTable({ scope: 's', table: 't', owners: ['x', 'y'], nowMs: 0 })).kind).toBe('exists');
+    await expect(m.removeTable('s', 't')).rejects.toBeInstanceOf(IllegalTableStateTransitionError);
+    await m.transitionTable('s', 't', 'DELETING');
+    await expect(m.transitionTable('s', 't', 'ACTIVE')).rejects.toBeInstanceOf(IllegalTableStateTransitionError);
+    expect(m.getTable('s', 't')?.state).toBe('DELETING');
+  });
+
+  it('refuses to delete a scope that holds tables', async () => {
+    const m = await openStore(newDir());
+    await m.createScope('s', 0);
+    await m.createTable({ scope: 's', table: 't', owners: ['x'], nowMs: 0 });
+    expect(await m.deleteScope('s')).toBe('not-empty');
+    expect(await m.deleteScope('missing')).toBe('missing');
+    await m.transitionTable('s', 't', 'DELETING');
+    await m.removeTable('s', 't');
+    expect(await m.deleteScope('s')).toBe('deleted');
+    expect(m.listScopes()).toEqual([]);
+  });
+
+  it('bumps the generation when a store is added or moves, not when it re-registers unchanged', async () => {
+    const m = await openStore(newDir());
+    const g0 = BigInt(m.generation);
+    expect(await m.upsertStore('s1', 'h:1', 0)).toEqual({ created: true, addressChanged: false });
+    expect(BigInt(m.generation)).toBe(g0 + 1n);
+    expect(await m.upsertStore('s1', 'h:1', 1)).toEqual({ created: false, addressChanged: false });
+    expect(BigInt(m.generation)).toBe(g0 + 1n);
+    expect(await m.upsertStore('s1', 'h:2', 2)).toEqual({ created: false, addressChanged: true });
+    expect(BigInt(m.generation)).toBe(g0 + 2n);
+  });
+
+  it('fails with DataDirInUseError when the directory is already open', async () => {
+    const dir = newDir();
+    await openStore(dir);
+    await expect(MetadataStore.open(dir)).rejects.toThrow(new DataDirInUseError(dir).message);
+  });
+});

@@ -1,0 +1,74 @@
+import * as path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { MetadataStore } from '../../../controller/metadata/metadata-store';
+import { StoreRegistry } from '../../../controller/service/store-registry';
+import { silentLogger } from '../../../proto/runtime/log';
+import { tempDir } from '../../harness/process';
+
+const cleanup: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const fn of cleanup.splice(0).reverse()) await fn();
+});
+
+/** A registry over a real metadata store, with a clock the test moves. */
+async function setup(dataDir?: string, startMs = 1_000_000) {
+  const dir = tempDir('kvt-registry-unit-');
+  const where = dataDir ?? path.join(dir.path, 'c');
+  const meta = await MetadataStore.open(where);
+  const clock = { now: startMs };
+  const registry = new StoreRegistry(meta, { heartbeatIntervalMs: 100, storeTimeoutMs: 500, clock: () => clock.now }, silentLogger);
+  registry.start();
+  cleanup.push(() => dir.dispose(), () => meta.close(), () => registry.stop());
+  return { meta, registry, clock, where };
+}
+
+describe('StoreRegistry', () => {
+  it('marks a store dead after the timeout and live again on its next heartbeat, bumping the generation each time', async () => {
+    const { meta, registry, clock } = await setup();
+    await registry.register('s1', '127.0.0.1:1');
+    expect(registry.isLive('s1')).toBe(true);
+    const g1 = BigInt(meta.generation);
+
+    clock.now += 501;
+    await registry.refreshLiveness();
+    expect(registry.isLive('s1')).toBe(false);
+    expect(registry.list()[0]).toMatchObject({ storeId: 's1', live: false });
+    const g2 = BigInt(meta.generation);
+    expect(g2).toBeGreaterThan(g1);
+
+    expect(await registry.heartbeat('s1', '127.0.0.1:1')).toBe(true);
+    expect(registry.isLive('s1')).toBe(true);
+    expect(BigInt(meta.generation)).toBeGreaterThan(g2);
+  });
+
+  it('answers known=false to an unknown store and keeps a store that moves, with a new generation', async () => {
+    const { meta, registry } = await setup();
+    expect(await registry.heartbeat('ghost', '127.0.0.1:9')).toBe(false);
+    await registry.register('s1', '127.0.0.1:1');
+    const g = BigInt(meta.generation);
+    expect(await registry.heartbeat('s1', '127.0.0.1:2')).toBe(true);
+    expect(meta.getStore('s1')?.address).toBe('127.0.0.1:2');
+    expect(BigInt(meta.generation)).toBe(g + 1n);
+    expect(registry.list().map((s) => s.storeId)).toEqual(['s1']);
+  });
+
+  it('gives the stores it remembers a grace period after a restart', async () => {
+    const first = await setup();
+    await first.registry.register('s1', '127.0.0.1:1');
+    first.registry.stop();
+    await first.meta.close();
+
+    // Long after the last persisted heartbeat: the new registry counts from its own start.
+    const again = await setup(first.where, first.clock.now + 60_000);
+    expect(again.registry.isLive('s1')).toBe(true);
+    again.clock.now += 501;
+    expect(again.registry.isLive('s1')).toBe(false);
+  });
+
+  it('stops waiting for a live store at the deadline', async () => {
+    const { registry, clock } = await setup();
+    expect(await registry.waitForLiveStore(clock.now - 1)).toBe(false);
+    await registry.register('s1', '127.0.0.1:1');
+    expect(await registry.waitForLiveStore(clock.now)).toBe(true);
+  });
+});
