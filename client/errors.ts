@@ -1,0 +1,155 @@
+/**
+ * The errors of the kvt client. Every error extends {@link KvtError} and carries a stable `code`
+ * (UPPER_SNAKE; the contract, listed in README.md); messages may change. Context fields name the
+ * table, segment, key and batch index involved when they are known, and `cause` keeps the underlying
+ * error (usually the gRPC status) for diagnostics.
+ */
+
+/** Context carried by every {@link KvtError}. */
+export interface KvtErrorContext {
+  /** The underlying error, e.g. the gRPC status error. */
+  cause?: unknown;
+  /** `scope/table` the operation addressed. */
+  table?: string;
+  /** The table segment the operation addressed (uint64 as a decimal string). */
+  segment?: string;
+  /** The key (as passed by the caller) the error is about. */
+  key?: unknown;
+  /** Index of the offending item in the caller's batch. */
+  index?: number;
+}
+
+/** Base class of every error the kvt client throws. */
+export class KvtError extends Error {
+  override name = 'KvtError';
+  /** Stable error code (UPPER_SNAKE): the contract; messages may change. */
+  readonly code: string;
+  /** `scope/table`, when known. */
+  readonly table?: string;
+  /** Table segment id, when known. */
+  readonly segment?: string;
+  /** The key the error is about, when known. */
+  readonly key?: unknown;
+  /** Index of the offending item in the caller's batch, when known. */
+  readonly index?: number;
+
+  constructor(code: string, message: string, context: KvtErrorContext = {}) {
+    super(message, context.cause === undefined ? undefined : { cause: context.cause });
+    this.code = code;
+    if (context.table !== undefined) this.table = context.table;
+    if (context.segment !== undefined) this.segment = context.segment;
+    if (context.key !== undefined) this.key = context.key;
+    if (context.index !== undefined) this.index = context.index;
+  }
+}
+
+/** A conditional update failed; nothing of its batch was written. */
+export class ConditionalTableUpdateError extends KvtError {
+  override name = 'ConditionalTableUpdateError';
+}
+
+/** The key exists although it had to be absent, or its version differs from the expected one. */
+export class BadKeyVersionError extends ConditionalTableUpdateError {
+  override name = 'BadKeyVersionError';
+  constructor(message: string, context?: KvtErrorContext) {
+    super('BAD_KEY_VERSION', message, context);
+  }
+}
+
+/** A conditional update named a key that does not exist. */
+export class NoSuchKeyError extends ConditionalTableUpdateError {
+  override name = 'NoSuchKeyError';
+  constructor(message: string, context?: KvtErrorContext) {
+    super('NO_SUCH_KEY', message, context);
+  }
+}
+
+/** Bad input (a name, a limit, a malformed version or token); nothing was written. */
+export class InvalidArgumentError extends KvtError {
+  override name = 'InvalidArgumentError';
+  constructor(message: string, context?: KvtErrorContext) {
+    super('INVALID_ARGUMENT', message, context);
+  }
+}
+
+/** The scope does not exist. */
+export class ScopeNotFoundError extends KvtError {
+  override name = 'ScopeNotFoundError';
+  constructor(message: string, context?: KvtErrorContext) {
+    super('SCOPE_NOT_FOUND', message, context);
+  }
+}
+
+/** The key-value table does not exist. */
+export class TableNotFoundError extends KvtError {
+  override name = 'TableNotFoundError';
+  constructor(message: string, context?: KvtErrorContext) {
+    super('TABLE_NOT_FOUND', message, context);
+  }
+}
+
+/** The table exists but is being created or deleted. */
+export class TableNotActiveError extends KvtError {
+  override name = 'TableNotActiveError';
+  constructor(message: string, context?: KvtErrorContext) {
+    super('TABLE_NOT_ACTIVE', message, context);
+  }
+}
+
+/** The object (manager, factory, table) was closed before or during the call. */
+export class ObjectClosedError extends KvtError {
+  override name = 'ObjectClosedError';
+  constructor(message: string, context?: KvtErrorContext) {
+    super('OBJECT_CLOSED', message, context);
+  }
+}
+
+/**
+ * The controller or a segment store could not be reached within the retries and the deadline.
+ * `maybeApplied` is true when an update may have reached the store before the failure: its outcome
+ * is then unknown (read the key to find out).
+ */
+export class UnavailableError extends KvtError {
+  override name = 'UnavailableError';
+  /** True when an update may have been applied despite the error. */
+  readonly maybeApplied: boolean;
+  constructor(message: string, context?: KvtErrorContext & { maybeApplied?: boolean }) {
+    super('UNAVAILABLE', message, context);
+    this.maybeApplied = context?.maybeApplied ?? false;
+  }
+}
+
+/** A document edit conflicts with the current revision (document layer). */
+export class DocumentConflictError extends KvtError {
+  override name = 'DocumentConflictError';
+  constructor(message: string, context?: KvtErrorContext) {
+    super('DOCUMENT_CONFLICT', message, context);
+  }
+}
+
+/** The caller is not authenticated (security layer). */
+export class UnauthenticatedError extends KvtError {
+  override name = 'UnauthenticatedError';
+  constructor(message: string, context?: KvtErrorContext) {
+    super('UNAUTHENTICATED', message, context);
+  }
+}
+
+/** The caller may not perform the operation (security layer). */
+export class PermissionDeniedError extends KvtError {
+  override name = 'PermissionDeniedError';
+  constructor(message: string, context?: KvtErrorContext) {
+    super('PERMISSION_DENIED', message, context);
+  }
+}
+
+/**
+ * An unexpected failure of a server (code `INTERNAL`) or an answer the client does not understand
+ * (code `SERVICE_ERROR`); `cause` holds the original.
+ */
+export class ServiceError extends KvtError {
+  override name = 'ServiceError';
+  constructor(message: string, context?: KvtErrorContext & { code?: 'INTERNAL' | 'SERVICE_ERROR' | 'SEGMENT_NOT_FOUND' }) {
+    super(context?.code ?? 'INTERNAL', message, context);
+  }
+}

@@ -1,0 +1,24 @@
+/**
+ * kvt client: the only public entry. A partitioned, versioned key-value table service modelled on
+ * Pravega's Key-Value Tables (see README.md and DESIGN §2, §7).
+ */
+export { KeyValueTableManager, checkPartitionCount } from './key-value-table-manager';
+export type { KeyValueTableConfiguration, KeyValueTableInfo, KeyValueTableManagerOptions, SegmentStoreDescription } from './key-value-table-manager';
+export { KeyValueTableFactory } from './key-value-table-factory';
+export type { KeyValueTableConfig } from './key-value-table-factory';
+export { KeyValueTable } from './key-value-table';
+export type {
+  IteratorItem, IteratorOptions, TableEntry, TableEntryUpdate, TableKey, TableModification, TtlOptions,
+} from './types';
+export { Version } from './version';
+export { Serializers } from './serializers';
+export type { Serializer } from './serializers';
+export {
+  KvtError, ConditionalTableUpdateError, BadKeyVersionError, NoSuchKeyError, InvalidArgumentError, ScopeNotFoundError,
+  TableNotFoundError, TableNotActiveError, ObjectClosedError, UnavailableError, DocumentConflictError, UnauthenticatedError,
+  PermissionDeniedError, ServiceError,
+} from './errors';
+export type { KvtErrorContext } from './errors';
+export { defaultClientOptions, defaultKeyValueTableFactoryOptions } from './options';
+export type { ClientOptions, KeyValueTableFactoryOptions, KvtLogger, CoalescerOptions, RetryOptions } from './options';
+export * from './limits';

@@ -1,0 +1,203 @@
+/**
+ * Coalescing (DESIGN §3): concurrent operations bound for one segment store travel together in one
+ * `Execute` RPC. Adaptive batching: while fewer than `maxInFlight` Execute calls to a store are
+ * outstanding, whatever is queued goes out at once (after the current microtasks, so operations
+ * started together share the call); otherwise requests queue until a call returns, so the batch size
+ * grows with the load and a lone request waits for nothing. Single-segment Gets queued together are merged into one multi-key Get sub-request.
+ */
+import { MAX_GET_KEYS } from '../../proto/limits';
+import type { ExecuteRequest, ExecuteResponse, GetRequest, SubRequest, SubResponse, WireError } from '../../proto/messages';
+import { ObjectClosedError, ServiceError, UnavailableError } from '../errors';
+import { callUnary, Connections } from './connections';
+
+/** Tuning of the coalescer. */
+export interface CoalescerOptions {
+  /** Execute calls per store in flight before requests queue up. @default 2 */
+  maxInFlight: number;
+  /** Sub-requests in one Execute call. @default 512 */
+  maxSubRequests: number;
+  /** Approximate key + value bytes in one Execute call (a full batch always fits alone). @default 16 MiB */
+  maxBytes: number;
+}
+
+/** The defaults of {@link CoalescerOptions}. */
+export function defaultCoalescerOptions(): CoalescerOptions {
+  return { maxInFlight: 2, maxSubRequests: 512, maxBytes: 16 * 1024 * 1024 };
+}
+
+interface Pending {
+  sub: SubRequest;
+  bytes: number;
+  deadline: number;
+  resolve: (response: SubResponse) => void;
+  reject: (err: unknown) => void;
+}
+
+/** Members of one wire sub-request: one update, or several merged gets (with their key offsets). */
+interface Slot {
+  members: Pending[];
+  offsets: number[] | undefined;
+}
+
+interface StoreQueue {
+  address: string;
+  queue: Pending[];
+  inFlight: number;
+  scheduled: boolean;
+}
+
+/** Sends sub-requests to stores in coalesced `Execute` calls. */
+export class Coalescer {
+  /** Counters for tests and benchmarks: Execute calls, wire sub-requests, operations carried. */
+  readonly stats = { calls: 0, subRequests: 0, operations: 0 };
+  private readonly stores = new Map<string, StoreQueue>();
+  private closed = false;
+
+  constructor(private readonly connections: Connections, private readonly options: CoalescerOptions) {}
+
+  /**
+   * Queues `sub` for the store at `address`; resolves with its own sub-response (which may hold an
+   * Error) or rejects with the transport error of the whole call.
+   */
+  submit(address: string, sub: SubRequest, bytes: number, deadline: number): Promise<SubResponse> {
+    if (this.closed) return Promise.reject(new ObjectClosedError('the client was closed'));
+    let q = this.stores.get(address);
+    if (!q) {
+      q = { address, queue: [], inFlight: 0, scheduled: false };
+      this.stores.set(address, q);
+    }
+    const queue = q;
+    return new Promise<SubResponse>((resolve, reject) => {
+      queue.queue.push({ sub, bytes, deadline, resolve, reject });
+      this.schedule(queue);
+    });
+  }
+
+  /** Fails everything still queued with ObjectClosedError; calls in flight end with the channels. */
+  close(): void {
+    this.closed = true;
+    for (const q of this.stores.values()) {
+      for (const p of q.queue.splice(0)) p.reject(new ObjectClosedError('the client was closed'));
+    }
+  }
+
+  private schedule(q: StoreQueue): void {
+    if (q.scheduled || q.inFlight >= this.options.maxInFlight || q.queue.length === 0) return;
+    q.scheduled = true;
+    // Idle store: flush after the current microtasks, so that a burst of operations started together
+    // still shares one call while a lone operation waits for nothing. Busy store: wait one turn of the
+    // event loop, letting the completions of the call that just returned add their follow-ups.
+    if (q.inFlight === 0) queueMicrotask(() => this.flush(q));
+    else setImmediate(() => this.flush(q));
+  }
+
+  private flush(q: StoreQueue): void {
+    q.scheduled = false;
+    while (q.queue.length > 0 && q.inFlight < this.options.maxInFlight && !this.closed) this.send(q, this.take(q));
+  }
+
+  /** Removes the next batch from the queue, failing members whose deadline already passed. */
+  private take(q: StoreQueue): Pending[] {
+    const now = Date.now();
+    const batch: Pending[] = [];
+    let bytes = 0;
+    while (q.queue.length > 0 && batch.length < this.options.maxSubRequests) {
+      const next = q.queue[0];
+      if (batch.length > 0 && bytes + next.bytes > this.options.maxBytes) break;
+      q.queue.shift();
+      if (next.deadline <= now) {
+        next.reject(new UnavailableError(`deadline passed before the request could be sent to ${q.address}`));
+        continue;
+      }
+      batch.push(next);
+      bytes += next.bytes;
+    }
+    return batch;
+  }
+
+  private send(q: StoreQueue, batch: Pending[]): void {
+    if (batch.length === 0) return;
+    const { request, slots } = buildRequest(batch);
+    let deadline = 0;
+    for (const p of batch) deadline = Math.max(deadline, p.deadline);
+    q.inFlight++;
+    this.stats.calls++;
+    this.stats.subRequests += request.requests.length;
+    this.stats.operations += batch.length;
+    callUnary<ExecuteRequest, ExecuteResponse>(this.connections.store(q.address), 'Execute', request, deadline).then(
+      (response) => {
+        q.inFlight--;
+        deliver(slots, response);
+        this.schedule(q);
+      },
+      (err: unknown) => {
+        q.inFlight--;
+        for (const p of batch) p.reject(err);
+        this.schedule(q);
+      },
+    );
+  }
+}
+
+/** Builds one ExecuteRequest, merging single-segment Gets into multi-key Gets. */
+function buildRequest(batch: Pending[]): { request: ExecuteRequest; slots: Slot[] } {
+  const requests: SubRequest[] = [];
+  const slots: Slot[] = [];
+  let gets: Map<string, number> | undefined;
+  for (const p of batch) {
+    const get = p.sub.get;
+    if (!get) {
+      requests.push(p.sub);
+      slots.push({ members: [p], offsets: undefined });
+      continue;
+    }
+    gets ??= new Map();
+    const at = gets.get(get.segmentId);
+    const merged = at === undefined ? undefined : (requests[at].get as GetRequest);
+    if (at !== undefined && merged && merged.keys.length + get.keys.length <= MAX_GET_KEYS) {
+      const slot = slots[at];
+      if (slot.offsets === undefined) {
+        // First merge into this slot: copy so the caller's request object stays untouched.
+        requests[at] = { get: { segmentId: merged.segmentId, keys: merged.keys.slice() } };
+        slot.offsets = [0];
+      }
+      slot.offsets.push((requests[at].get as GetRequest).keys.length);
+      for (const key of get.keys) (requests[at].get as GetRequest).keys.push(key);
+      slot.members.push(p);
+      continue;
+    }
+    gets.set(get.segmentId, requests.length);
+    requests.push(p.sub);
+    slots.push({ members: [p], offsets: undefined });
+  }
+  return { request: { requests }, slots };
+}
+
+/** Hands each member its own sub-response (splitting merged Gets back apart). */
+function deliver(slots: Slot[], response: ExecuteResponse): void {
+  const responses = response.responses ?? [];
+  if (responses.length !== slots.length) {
+    const err = new ServiceError(`the store answered ${responses.length} sub-requests for ${slots.length}`, { code: 'SERVICE_ERROR' });
+    for (const slot of slots) for (const p of slot.members) p.reject(err);
+    return;
+  }
+  for (let i = 0; i < slots.length; i++) {
+    const { members, offsets } = slots[i];
+    const r = responses[i];
+    if (offsets === undefined) {
+      members[0].resolve(r);
+      continue;
+    }
+    for (let m = 0; m < members.length; m++) {
+      const from = offsets[m];
+      const count = members[m].sub.get!.keys.length;
+      members[m].resolve(r.error ? { error: shiftError(r.error, from, count) } : { get: { entries: r.get!.entries.slice(from, from + count) } });
+    }
+  }
+}
+
+/** The error of a merged Get as seen by one member: the index only when it falls in its keys. */
+function shiftError(err: WireError, from: number, count: number): WireError {
+  const inside = err.index >= from && err.index < from + count;
+  return { ...err, index: inside ? err.index - from : -1 };
+}

@@ -1,0 +1,162 @@
+/**
+ * Sends one table's requests to the right segment store: resolves the route from the cached routing,
+ * goes through the coalescer (or a direct call for Iterate), and retries. Retry rules:
+ * - SEGMENT_NOT_FOUND: the routing may be stale; refresh it once and retry (if the controller says
+ *   the table is gone, TableNotFoundError).
+ * - UNAVAILABLE / connection failure / a refused or unreachable controller: refresh the routing (the
+ *   store may be back on a new address) and retry with backoff, at most `maxRetries` times and never
+ *   past the deadline; updates that are not idempotent only when the request surely was not sent.
+ */
+import type { IterateRequest, IterateResponse, Routing, ScanRequest, ScanResponse, SubRequest, SubResponse, WireError } from '../../proto/messages';
+import { KvtError, ObjectClosedError, TableNotActiveError } from '../errors';
+import { Coalescer } from './coalescer';
+import { callUnary, Connections } from './connections';
+import { backoffMs, isTransient, RetryOptions, sleep, surelyNotSent } from './retry';
+import { Route, RoutingCache, RoutingTable } from './routing';
+import { toKvtError } from './status-to-error';
+
+/** How one request may be retried and how to name its keys in errors. */
+export interface RequestPolicy {
+  /** True when applying the request twice is harmless (reads, unconditional puts and removes). */
+  idempotent: boolean;
+  /** The caller's key at a batch index (to name the failing key). */
+  keyAt?: (index: number) => unknown;
+  /** True for reads: a failed read never leaves anything applied. */
+  read?: boolean;
+}
+
+/** Settings of a table transport. */
+export interface TransportSettings {
+  timeoutMs: number;
+  retry: RetryOptions;
+  logger?: { debug?(msg: string, fields?: Record<string, unknown>): void };
+}
+
+/** A failed sub-response, thrown so that one catch handles wire and transport errors alike. */
+class SubError {
+  constructor(readonly error: WireError) {}
+}
+
+/** Routes and sends the requests of one table. */
+export class TableTransport {
+  readonly routing: RoutingCache;
+  private closed = false;
+
+  constructor(
+    /** `scope/table`. */
+    readonly tableName: string,
+    private readonly scope: string,
+    private readonly table: string,
+    private readonly connections: Connections,
+    private readonly coalescer: Coalescer,
+    private readonly settings: TransportSettings,
+    /** A routing cache shared with other handles of the same table, if any. */
+    routing?: RoutingCache,
+  ) {
+    this.routing = routing ?? new RoutingCache(() => this.fetchRouting());
+  }
+
+  close(): void {
+    this.closed = true;
+  }
+
+  /** The current routing (fetched if needed), for callers that spread work over partitions. */
+  async routingTable(): Promise<RoutingTable> {
+    let table: RoutingTable | undefined;
+    await this.withRetries((t) => {
+      table = t;
+      return t.allRoutes()[0];
+    }, async () => undefined, { idempotent: true, read: true });
+    return table!;
+  }
+
+  /** Sends one Update or Get sub-request for the partition `pick` selects; resolves its successful sub-response. */
+  execute(
+    pick: (t: RoutingTable) => Route,
+    build: (segmentId: string) => SubRequest,
+    bytes: number,
+    policy: RequestPolicy,
+  ): Promise<{ response: SubResponse; segmentId: string }> {
+    return this.withRetries(pick, async (route, deadline) => {
+      const response = await this.coalescer.submit(route.address, build(route.segmentId), bytes, deadline);
+      if (response.error) throw new SubError(response.error);
+      return { response, segmentId: route.segmentId };
+    }, policy);
+  }
+
+  /** One Iterate call on the partition `pick` selects. */
+  iterate(pick: (t: RoutingTable) => Route, build: (segmentId: string) => IterateRequest): Promise<{ response: IterateResponse; route: Route }> {
+    return this.withRetries(pick, async (route, deadline) => {
+      const store = this.connections.store(route.address);
+      const response = await callUnary<IterateRequest, IterateResponse>(store, 'Iterate', build(route.segmentId), deadline);
+      return { response, route };
+    }, { idempotent: true, read: true });
+  }
+
+  /** One Scan call (a page of a whole segment) on the partition `pick` selects. */
+  scan(pick: (t: RoutingTable) => Route, build: (segmentId: string) => ScanRequest): Promise<{ response: ScanResponse; route: Route }> {
+    return this.withRetries(pick, async (route, deadline) => {
+      const store = this.connections.store(route.address);
+      const response = await callUnary<ScanRequest, ScanResponse>(store, 'Scan', build(route.segmentId), deadline);
+      return { response, route };
+    }, { idempotent: true, read: true });
+  }
+
+  private async withRetries<T>(pick: (t: RoutingTable) => Route, attempt: (route: Route, deadline: number) => Promise<T>, policy: RequestPolicy): Promise<T> {
+    const deadline = Date.now() + this.settings.timeoutMs;
+    let refreshedForSegment = false;
+    let staleGeneration: string | undefined;
+    for (let tries = 0; ; tries++) {
+      this.checkOpen();
+      let route: Route | undefined;
+      try {
+        const routing = staleGeneration === undefined ? await this.routing.get() : await this.routing.refresh(staleGeneration);
+        staleGeneration = undefined;
+        route = pick(routing);
+        return await attempt(route, deadline);
+      } catch (err) {
+        this.checkOpen();
+        if (err instanceof SubError && err.error.code === 'SEGMENT_NOT_FOUND' && !refreshedForSegment) {
+          refreshedForSegment = true;
+          staleGeneration = route?.generation ?? '';
+          continue;
+        }
+        const cause = err instanceof SubError ? err.error : err;
+        // An update may have been applied when it got as far as a store and was not explicitly refused.
+        const maybeApplied = !policy.read && route !== undefined && isTransient(cause) && !surelyNotSent(cause);
+        const site = { table: this.tableName, segment: route?.segmentId, keyAt: policy.keyAt, maybeApplied };
+        if (!isRetryable(cause, policy.idempotent)) throw toKvtError(cause, site);
+        const wait = backoffMs(tries + 1, this.settings.retry);
+        if (tries >= this.settings.retry.maxRetries || Date.now() + wait >= deadline) throw toKvtError(cause, site);
+        this.settings.logger?.debug?.('kvt client retrying', { table: this.tableName, segment: route?.segmentId, attempt: tries + 1, waitMs: wait });
+        await sleep(wait);
+        staleGeneration = route?.generation ?? '';
+      }
+    }
+  }
+
+  private checkOpen(): void {
+    if (this.closed) throw new ObjectClosedError(`table ${this.tableName} is closed`, { table: this.tableName });
+  }
+
+  private async fetchRouting(): Promise<Routing> {
+    const deadline = Date.now() + this.settings.timeoutMs;
+    const routing = await callUnary<{ scope: string; table: string }, Routing>(this.connections.controller(), 'GetRouting', { scope: this.scope, table: this.table }, deadline);
+    if (!routing.partitions || routing.partitions.length === 0) {
+      throw new TableNotActiveError(`table ${this.tableName} has no partitions yet`, { table: this.tableName });
+    }
+    return routing;
+  }
+}
+
+/** Transient failures are retried; updates that may not be applied twice only when surely not sent. */
+function isRetryable(err: unknown, idempotent: boolean): boolean {
+  if (err instanceof KvtError) return false;
+  if (isWire(err)) return err.code === 'UNAVAILABLE';
+  if (!isTransient(err)) return false;
+  return idempotent || surelyNotSent(err);
+}
+
+function isWire(err: unknown): err is WireError {
+  return typeof err === 'object' && err !== null && typeof (err as WireError).code === 'string' && 'index' in err && !(err instanceof Error);
+}

@@ -1,0 +1,164 @@
+/**
+ * Control plane of kvt: scopes, key-value tables and the segment-store registry, through the
+ * controller. Names are `[A-Za-z0-9.-]{1,250}` and partitionCount 1–1024, checked here before any
+ * call and again by the controller. Reads and deletes are retried on UNAVAILABLE; creates only when
+ * the request surely never reached the controller (so `true` / `false` stay truthful).
+ */
+import { MAX_PARTITION_COUNT, MIN_PARTITION_COUNT } from '../proto/limits';
+import type {
+  CreateScopeResponse, CreateTableResponse, DeleteScopeResponse, DeleteTableResponse, ListScopesResponse,
+  ListSegmentStoresResponse, ListTablesResponse, TableInfo,
+} from '../proto/messages';
+import { InvalidArgumentError, ObjectClosedError } from './errors';
+import { callUnary, Connections } from './internal/connections';
+import { backoffMs, isTransient, sleep, surelyNotSent } from './internal/retry';
+import { toKvtError } from './internal/status-to-error';
+import { checkName } from './key-value-table-factory';
+import { ClientOptions, defaultClientOptions, mergeOptions } from './options';
+
+/** The configuration of a key-value table. */
+export interface KeyValueTableConfiguration {
+  /** Number of partitions (1–1024), fixed at creation. */
+  partitionCount: number;
+}
+
+/** A registered segment store. */
+export interface SegmentStoreDescription {
+  id: string;
+  address: string;
+  live: boolean;
+}
+
+/** A table as listed by {@link KeyValueTableManager.listKeyValueTables}. */
+export interface KeyValueTableInfo {
+  scope: string;
+  name: string;
+}
+
+/** Options of {@link KeyValueTableManager}. */
+export type KeyValueTableManagerOptions = ClientOptions;
+
+/** Checks partitionCount: an integer in 1–1024. */
+export function checkPartitionCount(config: unknown): number {
+  const count = (config as KeyValueTableConfiguration | undefined)?.partitionCount;
+  if (typeof count !== 'number' || !Number.isInteger(count)) {
+    throw new InvalidArgumentError(`partitionCount must be an integer, got ${String(count)}`);
+  }
+  if (count < MIN_PARTITION_COUNT) throw new InvalidArgumentError(`partitionCount is ${count}; the minimum is ${MIN_PARTITION_COUNT}`);
+  if (count > MAX_PARTITION_COUNT) throw new InvalidArgumentError(`partitionCount is ${count}; the maximum is ${MAX_PARTITION_COUNT}`);
+  return count;
+}
+
+/** Creates, lists and deletes scopes and key-value tables. */
+export class KeyValueTableManager implements AsyncDisposable {
+  private readonly options: ClientOptions;
+  private readonly connections: Connections;
+  private closed = false;
+
+  constructor(options: Partial<KeyValueTableManagerOptions> = {}) {
+    this.options = mergeOptions(defaultClientOptions(), options);
+    this.connections = new Connections(this.options.controller);
+  }
+
+  /** Creates a scope; false when it already exists. */
+  async createScope(scope: string): Promise<boolean> {
+    checkName('scope', scope);
+    return (await this.call<CreateScopeResponse>('CreateScope', { scope }, false)).created;
+  }
+
+  /** Deletes an empty scope; false when it is missing. @throws InvalidArgumentError while it holds tables. */
+  async deleteScope(scope: string): Promise<boolean> {
+    checkName('scope', scope);
+    return (await this.call<DeleteScopeResponse>('DeleteScope', { scope }, false)).deleted;
+  }
+
+  /** The names of all scopes. */
+  async *listScopes(): AsyncGenerator<string> {
+    const response = await this.call<ListScopesResponse>('ListScopes', {}, true);
+    yield* response.scopes;
+  }
+
+  /** The registered segment stores. */
+  async listSegmentStores(): Promise<SegmentStoreDescription[]> {
+    const response = await this.call<ListSegmentStoresResponse>('ListSegmentStores', {}, true);
+    return response.stores.map((s) => ({ id: s.storeId, address: s.address, live: s.live }));
+  }
+
+  /**
+   * Creates a table and its partitions' segments; resolves once it is usable. false when it exists
+   * (whatever its configuration). @throws ScopeNotFoundError, InvalidArgumentError, UnavailableError.
+   */
+  async createKeyValueTable(scope: string, name: string, config: KeyValueTableConfiguration): Promise<boolean> {
+    checkName('scope', scope);
+    checkName('table', name);
+    const partitionCount = checkPartitionCount(config);
+    const request = { scope, table: name, config: { partitionCount } };
+    return (await this.call<CreateTableResponse>('CreateTable', request, false, `${scope}/${name}`)).created;
+  }
+
+  /** The configuration of a table. @throws TableNotFoundError. */
+  async getKeyValueTableConfiguration(scope: string, name: string): Promise<KeyValueTableConfiguration> {
+    checkName('scope', scope);
+    checkName('table', name);
+    const info = await this.call<TableInfo>('GetTable', { scope, table: name }, true, `${scope}/${name}`);
+    return { partitionCount: info.config?.partitionCount ?? 0 };
+  }
+
+  /** Updates a table's configuration. @throws InvalidArgumentError when partitionCount would change. */
+  async updateKeyValueTable(scope: string, name: string, config: KeyValueTableConfiguration): Promise<KeyValueTableConfiguration> {
+    checkName('scope', scope);
+    checkName('table', name);
+    const partitionCount = checkPartitionCount(config);
+    const info = await this.call<TableInfo>('UpdateTable', { scope, table: name, config: { partitionCount } }, true, `${scope}/${name}`);
+    return { partitionCount: info.config?.partitionCount ?? 0 };
+  }
+
+  /** Deletes a table and all its data; false when it is missing. */
+  async deleteKeyValueTable(scope: string, name: string): Promise<boolean> {
+    checkName('scope', scope);
+    checkName('table', name);
+    return (await this.call<DeleteTableResponse>('DeleteTable', { scope, table: name }, false, `${scope}/${name}`)).deleted;
+  }
+
+  /** The tables of a scope, fetched page by page (`pageSize` per controller call; 0 = its default). */
+  async *listKeyValueTables(scope: string, options: { pageSize?: number } = {}): AsyncGenerator<KeyValueTableInfo> {
+    checkName('scope', scope);
+    let token = '';
+    do {
+      const page = await this.call<ListTablesResponse>('ListTables', { scope, continuationToken: token, limit: options.pageSize ?? 0 }, true);
+      for (const name of page.tables) yield { scope, name };
+      token = page.continuationToken;
+    } while (token);
+  }
+
+  /** Closes the channel to the controller. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.connections.close();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  /** One controller call with the deadline and the retry policy (see the module comment). */
+  private async call<Res>(method: string, request: object, idempotent: boolean, table?: string): Promise<Res> {
+    const deadline = Date.now() + this.options.timeoutMs;
+    for (let attempt = 1; ; attempt++) {
+      if (this.closed) throw new ObjectClosedError('the key-value table manager is closed');
+      try {
+        return await callUnary<object, Res>(this.connections.controller(), method, request, deadline);
+      } catch (err) {
+        if (this.closed) throw new ObjectClosedError('the key-value table manager is closed', { cause: err });
+        const retryable = isTransient(err) && (idempotent || surelyNotSent(err));
+        const wait = backoffMs(attempt, this.options.retry);
+        if (!retryable || attempt > this.options.retry.maxRetries || Date.now() + wait >= deadline) {
+          throw toKvtError(err, { table, maybeApplied: isTransient(err) && !idempotent && !surelyNotSent(err) });
+        }
+        this.options.logger?.debug?.('kvt client retrying', { method, attempt, waitMs: wait });
+        await sleep(wait);
+      }
+    }
+  }
+}

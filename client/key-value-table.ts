@@ -1,0 +1,365 @@
+/**
+ * A key-value table (DESIGN §2). Keys and values go through the table's serializers; keys are
+ * routed by the MurmurHash3 of their family (or of the key without one) to a partition's segment.
+ *
+ * Atomicity: a single-key operation is atomic. Multi-key updates (putAll, replaceAll, removeAll,
+ * update) need a key family and are atomic within it: every condition is checked against the state
+ * before the batch, then everything is applied or nothing is. Versions are per segment, so a version
+ * from another partition never satisfies a condition.
+ *
+ * Retries: reads and unconditional single-key updates are retried on UNAVAILABLE within the
+ * deadline; inserts, conditional updates and batches only when the request surely did not reach the
+ * store — otherwise `UnavailableError.maybeApplied` is true and the caller should read back.
+ */
+import { MAX_GET_KEYS, MAX_ITERATOR_PAGE_ITEMS } from '../proto/limits';
+import type { Entry, Modification, SubRequest } from '../proto/messages';
+import { InvalidArgumentError, ObjectClosedError } from './errors';
+import { routingPoint, partitionIndex } from './internal/hashing';
+import { decodeState, IteratorState } from './internal/iterator-state';
+import type { RoutingTable } from './internal/routing';
+import { describeKey } from './internal/status-to-error';
+import { iteratePages } from './internal/table-iterator';
+import { TableTransport } from './internal/table-transport';
+import {
+  checkBatchBytes, checkBatchCount, checkFamily, checkKey, checkPageSize, checkTtl, checkValue, checkVersion, DuplicateKeyCheck,
+} from './internal/validation';
+import type { Serializer } from './serializers';
+import type { IteratorItem, IteratorOptions, TableEntry, TableEntryUpdate, TableKey, TableModification, TtlOptions } from './types';
+import { Version } from './version';
+import { DEFAULT_ITERATOR_PAGE_ITEMS } from './limits';
+
+const EMPTY = Buffer.alloc(0);
+
+/** A prepared batch: wire modifications plus what is needed to route it and name its keys. */
+interface Batch {
+  family: string | null;
+  point: number;
+  modifications: Modification[];
+  keys: unknown[];
+  bytes: number;
+  idempotent: boolean;
+}
+
+function conditionOf(version: Version | undefined): Modification['condition'] {
+  if (!version || version.isNoVersion) return undefined;
+  if (version.isNotExists) return { kind: 'NOT_EXISTS', segmentId: '', sequence: '' };
+  return { kind: 'VERSION', segmentId: version.segmentId, sequence: version.sequence };
+}
+
+/** A table of keys K and values V; obtain one from `KeyValueTableFactory.forKeyValueTable`. */
+export class KeyValueTable<K, V> implements AsyncDisposable {
+  private closed = false;
+
+  /** @internal Created by KeyValueTableFactory. */
+  constructor(
+    /** `scope/table`. */
+    readonly name: string,
+    private readonly transport: TableTransport,
+    private readonly keySerializer: Serializer<K>,
+    private readonly valueSerializer: Serializer<V>,
+    private readonly onClose: () => void = () => undefined,
+  ) {}
+
+  /** Unconditional upsert; resolves the new version. */
+  async put(family: string | null, key: K, value: V, options?: TtlOptions): Promise<Version> {
+    return (await this.single(family, 'PUT', key, value, undefined, options?.ttlMs))!;
+  }
+
+  /** Inserts a key that must be absent. @throws BadKeyVersionError when the key exists. */
+  async putIfAbsent(family: string | null, key: K, value: V, options?: TtlOptions): Promise<Version> {
+    return (await this.single(family, 'INSERT', key, value, undefined, options?.ttlMs))!;
+  }
+
+  /**
+   * Replaces a key only while its version equals `version`.
+   * @throws BadKeyVersionError on a version mismatch; NoSuchKeyError when the key is missing.
+   */
+  async replace(family: string | null, key: K, value: V, version: Version): Promise<Version> {
+    if (version === undefined || version === null) throw new InvalidArgumentError('replace needs a version (Version.NO_VERSION for none)');
+    return (await this.single(family, 'PUT', key, value, version))!;
+  }
+
+  /** Removes a key; with a version only while it is current. Removing a missing key unconditionally succeeds. */
+  async remove(family: string | null, key: K, version?: Version): Promise<void> {
+    await this.single(family, 'REMOVE', key, undefined, version);
+  }
+
+  /** Atomic unconditional upsert of many keys of one family; versions in input order. */
+  async putAll(family: string, entries: Iterable<readonly [K, V]>, options?: TtlOptions): Promise<Version[]> {
+    const mods: TableModification<K, V>[] = [];
+    for (const [key, value] of entries) mods.push({ type: 'put', key, value, ttlMs: options?.ttlMs });
+    return (await this.updateAs('putAll', family, mods)) as Version[];
+  }
+
+  /** Atomic conditional upsert: each entry may carry a version or NOT_EXISTS; the error names the failing key. */
+  async replaceAll(family: string, entries: Iterable<TableEntryUpdate<K, V>>): Promise<Version[]> {
+    const mods: TableModification<K, V>[] = [];
+    for (const e of entries) mods.push({ type: 'put', key: e.key, value: e.value, version: e.version });
+    return (await this.updateAs('replaceAll', family, mods)) as Version[];
+  }
+
+  /** Atomic removal of many keys of one family, each optionally conditional. */
+  async removeAll(family: string, keys: Iterable<TableKey<K>>): Promise<void> {
+    const mods: TableModification<K, V>[] = [];
+    for (const k of keys) mods.push({ type: 'remove', key: k.key, version: k.version });
+    await this.updateAs('removeAll', family, mods);
+  }
+
+  /**
+   * One atomic batch within one family mixing insert / put / remove / removeRange; resolves one
+   * `Version` per insert or put and `null` per remove or removeRange, in order.
+   */
+  update(family: string, modifications: Iterable<TableModification<K, V>>): Promise<(Version | null)[]> {
+    return this.updateAs('update', family, modifications);
+  }
+
+  private async updateAs(operation: string, family: string, modifications: Iterable<TableModification<K, V>>): Promise<(Version | null)[]> {
+    this.checkOpen();
+    const familyLength = checkFamily(family, true, operation);
+    const mods = Array.isArray(modifications) ? (modifications as TableModification<K, V>[]) : [...modifications];
+    checkBatchCount(mods.length);
+    if (mods.length === 0) return [];
+    const batch = this.prepare(family, familyLength, mods);
+    const { sequences, segmentId } = await this.send(batch);
+    return batch.modifications.map((m, i) => (m.type === 'PUT' || m.type === 'INSERT' ? Version.of(segmentId, sequences[i]) : null));
+  }
+
+  /** The entry of a key, or null. */
+  async get(family: string | null, key: K): Promise<TableEntry<K, V> | null> {
+    return (await this.getAll(family, [key]))[0];
+  }
+
+  /** True when the key exists. */
+  async exists(family: string | null, key: K): Promise<boolean> {
+    return (await this.get(family, key)) !== null;
+  }
+
+  /** Entries of many keys (null when absent) in input order; keys without a family may span partitions. */
+  async getAll(family: string | null, keys: Iterable<K>): Promise<(TableEntry<K, V> | null)[]> {
+    this.checkOpen();
+    const familyLength = checkFamily(family);
+    const list = Array.isArray(keys) ? (keys as K[]) : [...keys];
+    if (list.length === 0) return [];
+    const bytes = list.map((k, i) => this.serializeKey(k, familyLength, i));
+    const groups = family === null && list.length > 1 ? await this.groupByPartition(bytes) : [bytes.map((_, i) => i)];
+    const out: (TableEntry<K, V> | null)[] = new Array(list.length).fill(null);
+    const fam = family ?? '';
+    await Promise.all(groups.flatMap((group) => chunk(group, MAX_GET_KEYS).map(async (indexes) => {
+      const point = routingPoint(family, bytes[indexes[0]]);
+      const refs = indexes.map((i) => ({ family: fam, key: bytes[i] }));
+      const size = refs.reduce((n, r) => n + r.key.length, 0);
+      const { response, segmentId } = await this.transport.execute((t) => t.routeOf(point), (segment) => ({ get: { segmentId: segment, keys: refs } }), size, {
+        idempotent: true, read: true, keyAt: (i) => list[indexes[i]],
+      });
+      const entries = response.get?.entries ?? [];
+      indexes.forEach((i, j) => (out[i] = entries[j]?.found ? this.entryOf(list[i], entries[j], segmentId) : null));
+    })));
+    return out;
+  }
+
+  /** Pages of the keys (with versions) of one family, in unsigned bytewise order. */
+  keyIterator(family: string, options: IteratorOptions<K> = {}): AsyncIterable<IteratorItem<TableKey<K>>> {
+    return this.pages(family, options, false, (e, segmentId) => ({ key: this.keySerializer.deserialize(e.key), version: Version.of(segmentId, e.sequence) }));
+  }
+
+  /** Pages of the entries of one family, in unsigned bytewise key order. */
+  entryIterator(family: string, options: IteratorOptions<K> = {}): AsyncIterable<IteratorItem<TableEntry<K, V>>> {
+    return this.pages(family, options, true, (e, segmentId) => ({
+      key: this.keySerializer.deserialize(e.key), value: this.valueSerializer.deserialize(e.value), version: Version.of(segmentId, e.sequence),
+    }));
+  }
+
+  /**
+   * Pages of every entry of the table, all key families and the family-less keys, partition after
+   * partition (within a partition: families in storage order, each in key order). For export and
+   * audits; the pages are not a snapshot: writes made meanwhile may or may not be seen. The `state` of
+   * a page is informational (scans cannot be resumed).
+   */
+  async *scanEntries(options: { maxKeysAtOnce?: number } = {}): AsyncGenerator<IteratorItem<TableEntry<K, V> & { family: string | null }>> {
+    this.checkOpen();
+    const maxItems = Math.min(options.maxKeysAtOnce ?? DEFAULT_ITERATOR_PAGE_ITEMS, MAX_ITERATOR_PAGE_ITEMS);
+    const routing = await this.transport.routingTable();
+    for (const partition of routing.allRoutes().map((r) => r.partition)) {
+      const pick = (t: RoutingTable) => t.allRoutes()[partition];
+      let after: Uint8Array = Buffer.alloc(0);
+      for (;;) {
+        this.checkOpen();
+        const { response, route } = await this.transport.scan(pick, (segmentId) => ({ segmentId, includeValues: true, maxItems, after }));
+        const items = response.items.map((e) => ({
+          family: e.family === '' ? null : e.family,
+          key: this.keySerializer.deserialize(e.key),
+          value: this.valueSerializer.deserialize(e.value),
+          version: Version.of(route.segmentId, e.sequence),
+        }));
+        after = response.position;
+        if (items.length > 0) yield { items, state: `${partition}:${Buffer.from(after).toString('base64url')}` };
+        if (response.done || response.items.length === 0) break;
+      }
+    }
+  }
+
+  /** Closes this table handle; later calls fail with ObjectClosedError. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.transport.close();
+    this.onClose();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  private async single(family: string | null, type: Modification['type'], key: K, value: V | undefined, version?: Version, ttlMs?: number): Promise<Version | null> {
+    this.checkOpen();
+    const familyLength = checkFamily(family);
+    const condition = conditionOf(checkVersion(version));
+    const keyBytes = this.serializeKey(key, familyLength);
+    const valueBytes = value === undefined ? EMPTY : this.serializeValue(value);
+    const modification: Modification = {
+      type, family: family ?? '', key: keyBytes, value: valueBytes, condition, ttlMs: checkTtl(ttlMs), rangeFrom: EMPTY, rangeTo: EMPTY, rangePrefix: EMPTY,
+    };
+    const batch: Batch = {
+      family, point: routingPoint(family, keyBytes), modifications: [modification], keys: [key],
+      bytes: keyBytes.length + valueBytes.length, idempotent: type !== 'INSERT' && condition === undefined,
+    };
+    const { sequences, segmentId } = await this.send(batch);
+    return type === 'REMOVE' ? null : Version.of(segmentId, sequences[0]);
+  }
+
+  /** Validates and serializes a batch of one family (nothing is sent when anything is wrong). */
+  private prepare(family: string, familyLength: number, mods: TableModification<K, V>[]): Batch {
+    const duplicates = new DuplicateKeyCheck();
+    const modifications: Modification[] = new Array(mods.length);
+    const keys: unknown[] = new Array(mods.length);
+    let bytes = 0;
+    let idempotent = true;
+    mods.forEach((m, i) => {
+      const wire = this.modificationOf(family, familyLength, m, i);
+      if (m.type !== 'removeRange') duplicates.add(wire.key, i, () => describeKey(m.key));
+      if (m.type === 'insert' || wire.condition) idempotent = false;
+      modifications[i] = wire;
+      keys[i] = m.type === 'removeRange' ? undefined : m.key;
+      bytes += wire.key.length + wire.value.length;
+    });
+    checkBatchBytes(bytes);
+    return { family, point: routingPoint(family, EMPTY), modifications, keys, bytes, idempotent };
+  }
+
+  private modificationOf(family: string, familyLength: number, m: TableModification<K, V>, i: number): Modification {
+    const base = { family, rangeFrom: EMPTY, rangeTo: EMPTY, rangePrefix: EMPTY, ttlMs: '0', key: EMPTY, value: EMPTY };
+    switch (m?.type) {
+      case 'insert':
+        return { ...base, type: 'INSERT', key: this.serializeKey(m.key, familyLength, i), value: this.serializeValue(m.value, i), ttlMs: checkTtl(m.ttlMs, i) };
+      case 'put':
+        return {
+          ...base, type: 'PUT', key: this.serializeKey(m.key, familyLength, i), value: this.serializeValue(m.value, i),
+          ttlMs: checkTtl(m.ttlMs, i), condition: conditionOf(checkVersion(m.version, i)),
+        };
+      case 'remove':
+        return { ...base, type: 'REMOVE', key: this.serializeKey(m.key, familyLength, i), condition: conditionOf(checkVersion(m.version, i)) };
+      case 'removeRange':
+        return {
+          ...base, type: 'REMOVE_RANGE', rangeFrom: this.boundOf(m.from, familyLength), rangeTo: this.boundOf(m.to, familyLength),
+          rangePrefix: this.boundOf(m.prefix, familyLength),
+        };
+      default:
+        throw new InvalidArgumentError(`modification ${i} has type ${JSON.stringify((m as { type?: unknown })?.type)}; expected insert, put, remove or removeRange`, { index: i });
+    }
+  }
+
+  private async send(batch: Batch): Promise<{ sequences: string[]; segmentId: string }> {
+    const { modifications, keys } = batch;
+    const { response, segmentId } = await this.transport.execute(
+      (t) => t.routeOf(batch.point),
+      (segment): SubRequest => ({ update: { segmentId: segment, modifications } }),
+      batch.bytes,
+      { idempotent: batch.idempotent, keyAt: (i) => keys[i] },
+    );
+    return { sequences: response.update?.sequences ?? [], segmentId };
+  }
+
+  private pages<T>(family: string, options: IteratorOptions<K>, entries: boolean, map: (e: Entry, segmentId: string) => T): AsyncIterable<IteratorItem<T>> {
+    this.checkOpen();
+    checkFamily(family, true, entries ? 'entryIterator' : 'keyIterator');
+    const state = options.fromState !== undefined ? decodeState(options.fromState, this.name, family, entries) : this.freshState(family, options, entries);
+    const point = routingPoint(family, EMPTY);
+    const transport = this.transport;
+    const self = this;
+    return {
+      async *[Symbol.asyncIterator]() {
+        for await (const page of iteratePages(transport, (t) => t.routeOf(point), state)) {
+          self.checkOpen();
+          yield { items: page.entries.map((e) => map(e, page.segmentId)), state: page.state };
+        }
+      },
+    };
+  }
+
+  private freshState(family: string, options: IteratorOptions<K>, entries: boolean): IteratorState {
+    const maxKeysAtOnce = options.maxKeysAtOnce ?? DEFAULT_ITERATOR_PAGE_ITEMS;
+    checkPageSize(maxKeysAtOnce);
+    const familyLength = family ? Buffer.byteLength(family) : 0;
+    return {
+      table: this.name, family, entries, maxKeysAtOnce,
+      prefix: this.boundOf(options.prefix, familyLength), from: this.boundOf(options.from, familyLength), to: this.boundOf(options.to, familyLength),
+      toInclusive: options.toInclusive === true, reverse: options.reverse === true, after: undefined, done: false,
+    };
+  }
+
+  /** Groups key indexes by partition (keys without a family spread over partitions). */
+  private async groupByPartition(keys: Uint8Array[]): Promise<number[][]> {
+    const routing = await this.transport.routingTable();
+    const groups = new Map<number, number[]>();
+    keys.forEach((k, i) => {
+      const p = partitionIndex(routingPoint(null, k), routing.partitionCount);
+      const g = groups.get(p);
+      if (g) g.push(i);
+      else groups.set(p, [i]);
+    });
+    return [...groups.values()];
+  }
+
+  private boundOf(bound: K | undefined, familyLength: number): Buffer {
+    if (bound === undefined || bound === null) return EMPTY;
+    const bytes = this.serialize(this.keySerializer, bound, 'key bound', -1);
+    // An empty bound is simply open; only the length limit applies.
+    if (bytes.length > 0) checkKey(bytes, familyLength);
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
+
+  private serializeKey(key: K, familyLength: number, index = -1): Uint8Array {
+    const bytes = this.serialize(this.keySerializer, key, 'key', index);
+    checkKey(bytes, familyLength, index);
+    return bytes;
+  }
+
+  private serializeValue(value: V, index = -1): Uint8Array {
+    const bytes = this.serialize(this.valueSerializer, value, 'value', index);
+    checkValue(bytes, index);
+    return bytes;
+  }
+
+  private serialize<T>(serializer: Serializer<T>, item: T, what: string, index: number): Uint8Array {
+    try {
+      return serializer.serialize(item);
+    } catch (err) {
+      throw new InvalidArgumentError(`${what} cannot be serialized: ${err instanceof Error ? err.message : String(err)}`, { cause: err, ...(index >= 0 ? { index } : {}) });
+    }
+  }
+
+  private entryOf(key: K, e: Entry, segmentId: string): TableEntry<K, V> {
+    return { key, value: this.valueSerializer.deserialize(e.value), version: Version.of(segmentId, e.sequence) };
+  }
+
+  private checkOpen(): void {
+    if (this.closed) throw new ObjectClosedError(`table ${this.name} is closed`, { table: this.name });
+  }
+}
+
+function chunk<T>(items: T[], size: number): T[][] {
+  if (items.length <= size) return [items];
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}

@@ -1,0 +1,15 @@
+/** The limits of the data model (DESIGN §2), checked by the client before sending. */
+export {
+  MAX_KEY_FAMILY_LENGTH,
+  MAX_KEY_LENGTH,
+  MAX_VALUE_LENGTH,
+  MAX_BATCH_ITEMS,
+  MAX_BATCH_BYTES,
+  MAX_ITERATOR_PAGE_BYTES,
+  MAX_ITERATOR_PAGE_ITEMS,
+  DEFAULT_ITERATOR_PAGE_ITEMS,
+  MAX_GET_KEYS,
+  NAME_PATTERN,
+  MIN_PARTITION_COUNT,
+  MAX_PARTITION_COUNT,
+} from '../proto/limits';

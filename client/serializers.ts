@@ -1,0 +1,49 @@
+/**
+ * Serializers turn keys and values into bytes and back. Keys are compared as unsigned bytes, so the
+ * serializer defines the key order seen by iterators.
+ */
+
+/** Turns values of type T into bytes and back. */
+export interface Serializer<T> {
+  serialize(value: T): Uint8Array;
+  deserialize(bytes: Uint8Array): T;
+}
+
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+const utf8: Serializer<string> = {
+  serialize(value: string): Uint8Array {
+    if (typeof value !== 'string') throw new TypeError(`the utf8 serializer takes strings, got ${typeof value}`);
+    return Buffer.from(value, 'utf8');
+  },
+  deserialize(bytes: Uint8Array): string {
+    return asBuffer(bytes).toString('utf8');
+  },
+};
+
+const json: Serializer<unknown> = {
+  serialize(value: unknown): Uint8Array {
+    const text = JSON.stringify(value);
+    if (text === undefined) throw new TypeError(`the json serializer cannot encode ${typeof value}`);
+    return Buffer.from(text, 'utf8');
+  },
+  deserialize(bytes: Uint8Array): unknown {
+    return JSON.parse(asBuffer(bytes).toString('utf8'));
+  },
+};
+
+const bytes: Serializer<Uint8Array> = {
+  serialize(value: Uint8Array): Uint8Array {
+    if (!(value instanceof Uint8Array)) throw new TypeError(`the bytes serializer takes Uint8Array, got ${typeof value}`);
+    return value;
+  },
+  deserialize(value: Uint8Array): Uint8Array {
+    // A copy detached from the gRPC receive buffer, so holding one entry does not pin a whole message.
+    return new Uint8Array(value);
+  },
+};
+
+/** The built-in serializers: UTF-8 strings, JSON values and raw bytes. */
+export const Serializers: { utf8: Serializer<string>; json: Serializer<unknown>; bytes: Serializer<Uint8Array> } = { utf8, json, bytes };

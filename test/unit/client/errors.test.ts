@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import {
+  BadKeyVersionError, ConditionalTableUpdateError, DocumentConflictError, InvalidArgumentError, KvtError, NoSuchKeyError,
+  ObjectClosedError, PermissionDeniedError, ScopeNotFoundError, ServiceError, TableNotActiveError, TableNotFoundError,
+  UnauthenticatedError, UnavailableError,
+} from '../../../client';
+
+const cases: [new (m: string) => KvtError, string, string][] = [
+  [BadKeyVersionError, 'BAD_KEY_VERSION', 'BadKeyVersionError'],
+  [NoSuchKeyError, 'NO_SUCH_KEY', 'NoSuchKeyError'],
+  [InvalidArgumentError, 'INVALID_ARGUMENT', 'InvalidArgumentError'],
+  [ScopeNotFoundError, 'SCOPE_NOT_FOUND', 'ScopeNotFoundError'],
+  [TableNotFoundError, 'TABLE_NOT_FOUND', 'TableNotFoundError'],
+  [TableNotActiveError, 'TABLE_NOT_ACTIVE', 'TableNotActiveError'],
+  [ObjectClosedError, 'OBJECT_CLOSED', 'ObjectClosedError'],
+  [UnavailableError, 'UNAVAILABLE', 'UnavailableError'],
+  [DocumentConflictError, 'DOCUMENT_CONFLICT', 'DocumentConflictError'],
+  [UnauthenticatedError, 'UNAUTHENTICATED', 'UnauthenticatedError'],
+  [PermissionDeniedError, 'PERMISSION_DENIED', 'PermissionDeniedError'],
+  [ServiceError, 'INTERNAL', 'ServiceError'],
+];
+
+describe('kvt errors', () => {
+  it.each(cases)('%o has code %s, its name and the message', (Ctor, code, name) => {
+    const err = new Ctor('something went wrong');
+    expect(err).toBeInstanceOf(KvtError);
+    expect(err).toBeInstanceOf(Error);
+    expect(err.code).toBe(code);
+    expect(err.name).toBe(name);
+    expect(err.message).toBe('something went wrong');
+  });
+
+  it('makes both conditional failures ConditionalTableUpdateErrors', () => {
+    expect(new BadKeyVersionError('x')).toBeInstanceOf(ConditionalTableUpdateError);
+    expect(new NoSuchKeyError('x')).toBeInstanceOf(ConditionalTableUpdateError);
+    expect(new InvalidArgumentError('x')).not.toBeInstanceOf(ConditionalTableUpdateError);
+  });
+
+  it('keeps the context fields and the cause', () => {
+    const cause = new Error('status 9');
+    const err = new BadKeyVersionError('stale', { cause, table: 's/t', segment: '7', key: 'k', index: 3 });
+    expect(err.cause).toBe(cause);
+    expect([err.table, err.segment, err.key, err.index]).toEqual(['s/t', '7', 'k', 3]);
+  });
+
+  it('marks whether an unavailable update may have been applied', () => {
+    expect(new UnavailableError('x').maybeApplied).toBe(false);
+    expect(new UnavailableError('x', { maybeApplied: true }).maybeApplied).toBe(true);
+  });
+
+  it('lets ServiceError carry SERVICE_ERROR for answers the client does not understand', () => {
+    expect(new ServiceError('odd', { code: 'SERVICE_ERROR' }).code).toBe('SERVICE_ERROR');
+  });
+});
