@@ -1,0 +1,12 @@
+FROM node:20-bookworm-slim
+WORKDIR /kvt
+COPY package.json package-lock.json tsconfig.json ./
+COPY proto ./proto
+COPY controller ./controller
+COPY segmentstore ./segmentstore
+COPY client ./client
+COPY bin ./bin
+COPY bench ./bench
+COPY scripts ./scripts
+RUN npm ci --no-audit --no-fund && npm prune --omit=dev
+ENTRYPOINT ["node", "bin/kvt.js"]

@@ -1,0 +1,207 @@
+/**
+ * The client commands of `kvt` (scope, table, put, get, keys, import, export), built on the public
+ * client API only. Keys and values are UTF-8 strings. Output goes to stdout, problems to stderr as one
+ * line; bad usage exits 2, a failed operation or a missing key exits 1.
+ */
+import { helpText, OptionSpec, parseOptions, ParsedOptions, UsageError } from '../proto/runtime/flags';
+import { KeyValueTable, KeyValueTableFactory, KeyValueTableManager, KvtError, Serializers } from '../client';
+import { exportTable, importFile } from './cli-bulk';
+
+const ENV_PREFIX = 'KVT';
+const CONTROLLER: OptionSpec = {
+  flag: 'controller', env: 'CONTROLLER', kind: 'string', default: '127.0.0.1:9090', description: 'controller address host:port',
+};
+const FAMILY: OptionSpec = { flag: 'family', env: 'FAMILY', kind: 'string', description: 'key family' };
+
+interface Command {
+  usage: string;
+  summary: string;
+  options: OptionSpec[];
+  /** Number of positional arguments: [min, max]. */
+  args: [number, number];
+  run(positionals: string[], options: ParsedOptions): Promise<number | void>;
+}
+
+/** Splits "scope/table" into its parts, or throws a UsageError naming the argument. */
+export function parseTablePath(value: string): { scope: string; table: string } {
+  const slash = value.indexOf('/');
+  if (slash <= 0 || slash === value.length - 1 || value.indexOf('/', slash + 1) >= 0) {
+    throw new UsageError(`table must be written SCOPE/TABLE; got "${value}"`);
+  }
+  return { scope: value.slice(0, slash), table: value.slice(slash + 1) };
+}
+
+async function withManager<T>(options: ParsedOptions, fn: (m: KeyValueTableManager) => Promise<T>): Promise<T> {
+  const manager = new KeyValueTableManager({ controller: String(options.controller) });
+  try {
+    return await fn(manager);
+  } finally {
+    await manager.close();
+  }
+}
+
+/** Runs `fn` with a string-keyed, string-valued table of "scope/table". */
+async function withTable<T>(
+  tablePath: string,
+  options: ParsedOptions,
+  fn: (table: KeyValueTable<string, string>) => Promise<T>,
+): Promise<T> {
+  const { scope, table } = parseTablePath(tablePath);
+  const factory = KeyValueTableFactory.withScope(scope, { controller: String(options.controller) });
+  try {
+    const kvt = factory.forKeyValueTable(table, { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 });
+    try {
+      return await fn(kvt);
+    } finally {
+      await kvt.close();
+    }
+  } finally {
+    await factory.close();
+  }
+}
+
+const out = (line: string): void => {
+  process.stdout.write(line + '\n');
+};
+const family = (options: ParsedOptions) => (options.family === undefined ? null : String(options.family));
+
+const COMMANDS: Record<string, Command> = {
+  'scope create': {
+    usage: 'kvt scope create SCOPE', summary: 'Creates a scope (prints "created" or "exists").', options: [CONTROLLER], args: [1, 1],
+    run: ([scope], o) => withManager(o, async (m) => out((await m.createScope(scope)) ? 'created' : 'exists')),
+  },
+  'scope delete': {
+    usage: 'kvt scope delete SCOPE', summary: 'Deletes an empty scope (prints "deleted" or "missing").', options: [CONTROLLER], args: [1, 1],
+    run: ([scope], o) => withManager(o, async (m) => out((await m.deleteScope(scope)) ? 'deleted' : 'missing')),
+  },
+  'scope list': {
+    usage: 'kvt scope list', summary: 'Lists scopes, one a line.', options: [CONTROLLER], args: [0, 0],
+    run: (_a, o) => withManager(o, async (m) => {
+      for await (const scope of m.listScopes()) out(scope);
+    }),
+  },
+  'table create': {
+    usage: 'kvt table create SCOPE/TABLE --partitions N', summary: 'Creates a key-value table (prints "created" or "exists").',
+    options: [CONTROLLER, { flag: 'partitions', env: 'PARTITIONS', kind: 'int', default: 4, description: 'partition count (1-1024)' }],
+    args: [1, 1],
+    run: ([t], o) => withManager(o, async (m) => {
+      const { scope, table } = parseTablePath(t);
+      out((await m.createKeyValueTable(scope, table, { partitionCount: Number(o.partitions) })) ? 'created' : 'exists');
+    }),
+  },
+  'table get': {
+    usage: 'kvt table get SCOPE/TABLE', summary: 'Prints the configuration of a table as JSON.', options: [CONTROLLER], args: [1, 1],
+    run: ([t], o) => withManager(o, async (m) => {
+      const { scope, table } = parseTablePath(t);
+      out(JSON.stringify(await m.getKeyValueTableConfiguration(scope, table)));
+    }),
+  },
+  'table delete': {
+    usage: 'kvt table delete SCOPE/TABLE', summary: 'Deletes a table and all its data (prints "deleted" or "missing").', options: [CONTROLLER], args: [1, 1],
+    run: ([t], o) => withManager(o, async (m) => {
+      const { scope, table } = parseTablePath(t);
+      out((await m.deleteKeyValueTable(scope, table)) ? 'deleted' : 'missing');
+    }),
+  },
+  'table list': {
+    usage: 'kvt table list SCOPE', summary: 'Lists the tables of a scope, one SCOPE/TABLE a line.', options: [CONTROLLER], args: [1, 1],
+    run: ([scope], o) => withManager(o, async (m) => {
+      for await (const t of m.listKeyValueTables(scope)) out(`${t.scope}/${t.name}`);
+    }),
+  },
+  put: {
+    usage: 'kvt put SCOPE/TABLE [--family F] KEY VALUE', summary: 'Writes one key; prints its new version.',
+    options: [CONTROLLER, FAMILY, { flag: 'ttl-ms', env: 'TTL_MS', kind: 'int', min: 1, description: 'expire the entry after this many ms' }],
+    args: [3, 3],
+    run: ([t, key, value], o) => withTable(t, o, async (kvt) => {
+      const ttl = o['ttl-ms'] === undefined ? undefined : { ttlMs: Number(o['ttl-ms']) };
+      out(String(await kvt.put(family(o), key, value, ttl)));
+    }),
+  },
+  get: {
+    usage: 'kvt get SCOPE/TABLE [--family F] KEY', summary: 'Prints the value of one key (exit 1 when missing).',
+    options: [CONTROLLER, FAMILY], args: [2, 2],
+    run: ([t, key], o) => withTable(t, o, async (kvt) => {
+      const entry = await kvt.get(family(o), key);
+      if (!entry) {
+        process.stderr.write(`kvt get: key "${key}" not found\n`);
+        return 1;
+      }
+      out(entry.value);
+    }),
+  },
+  keys: {
+    usage: 'kvt keys SCOPE/TABLE --family F [--prefix P] [--reverse] [--limit N]', summary: 'Lists the keys of a key family in order, one a line.',
+    options: [
+      CONTROLLER, FAMILY,
+      { flag: 'prefix', env: 'PREFIX', kind: 'string', description: 'only keys starting with this' },
+      { flag: 'reverse', env: 'REVERSE', kind: 'bool', default: false, description: 'descending order' },
+      { flag: 'limit', env: 'LIMIT', kind: 'int', min: 1, description: 'at most this many keys' },
+    ],
+    args: [1, 1],
+    run: ([t], o) => withTable(t, o, async (kvt) => {
+      if (o.family === undefined) throw new UsageError('keys needs --family F (iteration is within one key family)');
+      const limit = o.limit === undefined ? Infinity : Number(o.limit);
+      let printed = 0;
+      const pages = kvt.keyIterator(String(o.family), {
+        maxKeysAtOnce: Math.min(1000, limit), prefix: o.prefix as string | undefined, reverse: o.reverse === true,
+      });
+      for await (const page of pages) {
+        for (const item of page.items) {
+          if (printed++ >= limit) return;
+          out(item.key);
+        }
+      }
+    }),
+  },
+  import: {
+    usage: 'kvt import SCOPE/TABLE FILE.jsonl', summary: 'Loads JSON lines {"family"?, "key", "value"} (progress bar on a terminal).',
+    options: [CONTROLLER], args: [2, 2],
+    run: ([t, file], o) => withTable(t, o, (kvt) => importFile(kvt, file)),
+  },
+  export: {
+    usage: 'kvt export SCOPE/TABLE [--family F]', summary: 'Writes every entry (or one family) as JSON lines {"family"?, "key", "value"}.',
+    options: [CONTROLLER, FAMILY], args: [1, 1],
+    run: ([t], o) => withTable(t, o, (kvt) => exportTable(kvt, family(o))),
+  },
+};
+
+const GROUPS = ['scope', 'table'];
+
+/** Entry point of the client commands: argv starts with the command name. */
+export async function main(argv: string[]): Promise<void> {
+  const grouped = GROUPS.includes(argv[0]);
+  const name = grouped ? `${argv[0]} ${argv[1] ?? ''}`.trim() : argv[0];
+  const rest = argv.slice(grouped ? 2 : 1);
+  const command = COMMANDS[name];
+  if (!command) {
+    if (grouped && (argv[1] === undefined || argv[1] === '--help' || argv[1] === '-h')) {
+      const subs = Object.keys(COMMANDS).filter((c) => c.startsWith(argv[0] + ' '));
+      process.stdout.write(`Usage: kvt ${argv[0]} <${subs.map((s) => s.split(' ')[1]).join(' | ')}> …\n\n`);
+      for (const sub of subs) process.stdout.write(`  ${COMMANDS[sub].usage.padEnd(50)} ${COMMANDS[sub].summary}\n`);
+      if (argv[1] === undefined) process.exitCode = 2;
+      return;
+    }
+    process.stderr.write(`kvt: unknown command "${name}" (see kvt --help)\n`);
+    process.exitCode = 2;
+    return;
+  }
+  try {
+    const { options, help, positionals } = parseOptions(command.options, rest, process.env, ENV_PREFIX);
+    if (help) {
+      process.stdout.write(helpText(command.usage, command.summary, command.options, ENV_PREFIX) + '\n');
+      return;
+    }
+    const [min, max] = command.args;
+    if (positionals.length < min || positionals.length > max) {
+      throw new UsageError(`expected ${min === max ? min : `${min} to ${max}`} argument(s), got ${positionals.length}; usage: ${command.usage}`);
+    }
+    const code = await command.run(positionals, options);
+    process.exitCode = code ?? 0;
+  } catch (err) {
+    const usage = err instanceof UsageError;
+    const code = err instanceof KvtError ? ` [${err.code}]` : '';
+    process.stderr.write(`kvt ${name}: ${(err as Error).message}${code}\n`);
+    process.exitCode = usage ? 2 : 1;
+  }
+}

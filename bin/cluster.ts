@@ -1,0 +1,112 @@
+/**
+ * `kvt cluster`: a local cluster of real processes — one controller and N segment stores, each a child
+ * `kvt` process with its data under one directory. What `npm start` runs. Ctrl-C (or SIGTERM) stops the
+ * stores, then the controller; if any child dies on its own, the rest are stopped and the exit code is 1.
+ */
+import { ChildProcess, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { helpText, OptionSpec, parseOptions, UsageError } from '../proto/runtime/flags';
+
+const OPTIONS: readonly OptionSpec[] = [
+  { flag: 'data-dir', env: 'DATA_DIR', kind: 'string', default: './data', description: 'directory holding controller/ and segmentstore-<i>/' },
+  { flag: 'segment-stores', env: 'SEGMENT_STORES', kind: 'int', default: 2, min: 1, max: 64, description: 'number of segment stores' },
+  { flag: 'host', env: 'HOST', kind: 'string', default: '127.0.0.1', description: 'address every process binds' },
+  { flag: 'controller-port', env: 'CONTROLLER_PORT', kind: 'int', default: 9090, min: 1, max: 65535, description: 'controller port (stores are told it)' },
+  { flag: 'segment-store-port', env: 'SEGMENT_STORE_PORT', kind: 'int', default: 12345, min: 0, max: 65535, description: 'port of the first segment store (the next ones count up)' },
+];
+
+const ENV_PREFIX = 'KVT_CLUSTER';
+const LAUNCHER = path.resolve(__dirname, '..', '..', 'bin', 'kvt.js');
+
+interface Child {
+  name: string;
+  proc: ChildProcess;
+  exited: Promise<number | null>;
+}
+
+function launch(name: string, args: string[]): Child {
+  const proc = spawn(process.execPath, [LAUNCHER, ...args], { stdio: ['ignore', 'inherit', 'inherit'] });
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  return { name, proc, exited };
+}
+
+/** Waits (bounded) until a TCP port accepts connections, so stores find the controller at once. */
+async function waitForPort(host: string, port: number, child: Child, timeoutMs = 20_000): Promise<void> {
+  const net = await import('node:net');
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.proc.exitCode !== null) throw new Error(`${child.name} exited with code ${child.proc.exitCode}`);
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = net.connect({ host, port }, () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (open) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${child.name} did not listen on ${host}:${port} within ${timeoutMs} ms`);
+}
+
+async function stopAll(children: Child[]): Promise<void> {
+  // Stores first, controller last: the reverse of start.
+  for (const child of [...children].reverse()) {
+    if (child.proc.exitCode === null && child.proc.signalCode === null) child.proc.kill('SIGTERM');
+    const timer = setTimeout(() => child.proc.kill('SIGKILL'), 10_000);
+    await child.exited;
+    clearTimeout(timer);
+  }
+}
+
+/** Entry point of `kvt cluster`. */
+export async function main(argv: string[]): Promise<void> {
+  let parsed;
+  try {
+    parsed = parseOptions(OPTIONS, argv, process.env, ENV_PREFIX);
+    if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument "${parsed.positionals[0]}" (see --help)`);
+  } catch (err) {
+    process.stderr.write(`kvt cluster: ${(err as Error).message}\n`);
+    process.exit(2);
+  }
+  if (parsed.help) {
+    process.stdout.write(helpText('kvt cluster [options]', 'Runs a local kvt cluster: a controller and segment stores, each a child process.', OPTIONS, ENV_PREFIX) + '\n');
+    return;
+  }
+  const o = parsed.options;
+  const dataDir = path.resolve(String(o['data-dir']));
+  const host = String(o.host);
+  const controllerPort = Number(o['controller-port']);
+  fs.mkdirSync(dataDir, { recursive: true });
+
+  const children: Child[] = [];
+  let stopping = false;
+  const shutdown = (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    stopAll(children).then(() => process.exit(code));
+  };
+  process.on('SIGINT', () => shutdown(0));
+  process.on('SIGTERM', () => shutdown(0));
+
+  const controller = launch('controller', ['controller', '--host', host, '--port', String(controllerPort), '--data-dir', path.join(dataDir, 'controller')]);
+  children.push(controller);
+  controller.exited.then(() => shutdown(stopping ? 0 : 1));
+  try {
+    await waitForPort(host, controllerPort, controller);
+  } catch (err) {
+    process.stderr.write(`kvt cluster: ${(err as Error).message}\n`);
+    shutdown(1);
+    return;
+  }
+  for (let i = 0; i < Number(o['segment-stores']); i++) {
+    const port = Number(o['segment-store-port']) === 0 ? 0 : Number(o['segment-store-port']) + i;
+    const store = launch(`segmentstore-${i}`, [
+      'segmentstore', '--host', host, '--port', String(port),
+      '--data-dir', path.join(dataDir, `segmentstore-${i}`), '--controller', `${host}:${controllerPort}`,
+    ]);
+    children.push(store);
+    store.exited.then(() => shutdown(stopping ? 0 : 1));
+  }
+}

@@ -1,0 +1,211 @@
+/** The `kvt` command end to end: real processes, real cluster, output and exit codes. */
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KVT_BIN, spawnKvt, startController, tempDir, TestCluster } from '../harness/process';
+
+const execFileAsync = promisify(execFile);
+
+interface Result { code: number; stdout: string; stderr: string }
+
+async function kvt(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Result> {
+  try {
+    const { stdout, stderr } = await execFileAsync(process.execPath, [KVT_BIN, ...args], {
+      env: { ...process.env, ...env }, timeout: 60_000, maxBuffer: 64 * 1024 * 1024,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+describe('kvt command (usage)', () => {
+  it('prints the commands for --help and exits 0', async () => {
+    const r = await kvt(['--help']);
+    expect(r.code).toBe(0);
+    for (const c of ['controller', 'segmentstore', 'cluster', 'scope', 'table', 'put', 'get', 'keys', 'import', 'export']) {
+      expect(r.stdout).toContain(c);
+    }
+  });
+
+  it('rejects an unknown command with one line and exit 2', async () => {
+    const r = await kvt(['frobnicate']);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toEqual(['kvt: unknown command "frobnicate" (see kvt --help)']);
+  });
+
+  it('shows every option with its environment variable in --help of each command', async () => {
+    const store = await kvt(['segmentstore', '--help']);
+    expect(store.code).toBe(0);
+    expect(store.stdout).toContain('--data-dir');
+    expect(store.stdout).toContain('KVT_SEGMENTSTORE_PORT');
+    const controller = await kvt(['controller', '--help']);
+    expect(controller.stdout).toContain('KVT_CONTROLLER_DATA_DIR');
+    const put = await kvt(['put', '--help']);
+    expect(put.stdout).toContain('--family');
+    expect(put.stdout).toContain('KVT_CONTROLLER');
+  });
+
+  it('rejects bad usage with one line and exit 2', async () => {
+    const missing = await kvt(['put', 'wiki/pages']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr.trim().split('\n')).toHaveLength(1);
+    expect(missing.stderr).toContain('expected 3 argument(s), got 1');
+    const badTable = await kvt(['get', 'nopath', 'k']);
+    expect(badTable.code).toBe(2);
+    expect(badTable.stderr).toContain('table must be written SCOPE/TABLE; got "nopath"');
+    const badPort = await kvt(['controller', '--port', 'abc']);
+    expect(badPort.code).toBe(2);
+    expect(badPort.stderr.trim()).toBe('kvt controller: --port must be an integer; got "abc"');
+    const unknown = await kvt(['scope', 'list', '--colour']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('unknown option --colour');
+  });
+
+  it('exits 1 with one line when the controller port is taken', async () => {
+    using dir = tempDir();
+    const first = await startController(path.join(dir.path, 'a'));
+    try {
+      const r = await kvt(['controller', '--port', String(first.port), '--data-dir', path.join(dir.path, 'b')]);
+      expect(r.code).toBe(1);
+      const lines = r.stderr.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain(`port 127.0.0.1:${first.port} is already in use`);
+    } finally {
+      await first.stop();
+    }
+  });
+});
+
+describe('kvt command (against a cluster)', () => {
+  let cluster: TestCluster;
+  let env: NodeJS.ProcessEnv;
+  beforeAll(async () => {
+    cluster = await TestCluster.start({ stores: 2 });
+    env = { KVT_CONTROLLER: cluster.controllerAddress };
+  });
+  afterAll(async () => {
+    await cluster?.[Symbol.asyncDispose]();
+  });
+
+  it('creates scopes and tables, reporting whether they existed', async () => {
+    expect((await kvt(['scope', 'create', 'wiki'], env)).stdout).toBe('created\n');
+    expect((await kvt(['scope', 'create', 'wiki'], env)).stdout).toBe('exists\n');
+    expect((await kvt(['table', 'create', 'wiki/pages', '--partitions', '8'], env)).stdout).toBe('created\n');
+    expect((await kvt(['table', 'create', 'wiki/pages', '--partitions', '8'], env)).stdout).toBe('exists\n');
+    const list = await kvt(['table', 'list', 'wiki'], env);
+    expect(list.stdout).toBe('wiki/pages\n');
+    const config = await kvt(['table', 'get', 'wiki/pages'], env);
+    expect(JSON.parse(config.stdout)).toMatchObject({ partitionCount: 8 });
+    expect((await kvt(['scope', 'list'], env)).stdout.split('\n')).toContain('wiki');
+  });
+
+  it('reports a bad partition count with the error code and exit 1', async () => {
+    const r = await kvt(['table', 'create', 'wiki/bad', '--partitions', '0'], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('[INVALID_ARGUMENT]');
+    expect(r.stderr).toContain('partitionCount');
+  });
+
+  it('puts and gets keys, with and without a family', async () => {
+    const put = await kvt(['put', 'wiki/pages', '--family', 'Main_Page', 'rev-1', 'hello world'], env);
+    expect(put.code).toBe(0);
+    expect(put.stdout.trim()).not.toBe('');
+    expect((await kvt(['get', 'wiki/pages', '--family', 'Main_Page', 'rev-1'], env)).stdout).toBe('hello world\n');
+    await kvt(['put', 'wiki/pages', 'solo', 'alone'], env);
+    expect((await kvt(['get', 'wiki/pages', 'solo'], env)).stdout).toBe('alone\n');
+    const missing = await kvt(['get', 'wiki/pages', '--family', 'Main_Page', 'nope'], env);
+    expect(missing.code).toBe(1);
+    expect(missing.stdout).toBe('');
+    expect(missing.stderr).toBe('kvt get: key "nope" not found\n');
+  });
+
+  it('lists keys of a family in order, with prefix, reverse and limit', async () => {
+    for (const k of ['b', 'a2', 'c', 'a1']) await kvt(['put', 'wiki/pages', '--family', 'Fam', k, 'v'], env);
+    expect((await kvt(['keys', 'wiki/pages', '--family', 'Fam'], env)).stdout).toBe('a1\na2\nb\nc\n');
+    expect((await kvt(['keys', 'wiki/pages', '--family', 'Fam', '--prefix', 'a'], env)).stdout).toBe('a1\na2\n');
+    expect((await kvt(['keys', 'wiki/pages', '--family', 'Fam', '--reverse', '--limit', '2'], env)).stdout).toBe('c\nb\n');
+  });
+
+  it('imports JSON lines and exports them again', async () => {
+    await kvt(['table', 'create', 'wiki/bulk', '--partitions', '4'], env);
+    using dir = tempDir();
+    const file = path.join(dir.path, 'in.jsonl');
+    const lines: string[] = [];
+    for (let i = 0; i < 600; i++) lines.push(JSON.stringify({ family: `page-${i % 7}`, key: `k${String(i).padStart(4, '0')}`, value: `v${i}` }));
+    lines.push(JSON.stringify({ key: 'loose', value: { json: true } }));
+    fs.writeFileSync(file, lines.join('\n') + '\n');
+    const imported = await kvt(['import', 'wiki/bulk', file], env);
+    expect(imported.code).toBe(0);
+    expect(imported.stderr).toContain('imported 601 entries');
+    const exported = await kvt(['export', 'wiki/bulk'], env);
+    expect(exported.code).toBe(0);
+    const got = exported.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(got).toHaveLength(601);
+    const expected = lines.map((l) => JSON.parse(l)).map((r) => ({ ...r, value: typeof r.value === 'string' ? r.value : JSON.stringify(r.value) }));
+    const key = (r: { family?: string; key: string }) => `${r.family ?? ''}/${r.key}`;
+    expect(got.map(key).sort()).toEqual(expected.map(key).sort());
+    const byKey = new Map(got.map((r) => [key(r), r.value]));
+    for (const r of expected) expect(byKey.get(key(r))).toBe(r.value);
+    const oneFamily = await kvt(['export', 'wiki/bulk', '--family', 'page-3'], env);
+    expect(oneFamily.stdout.trim().split('\n')).toHaveLength(expected.filter((r) => r.family === 'page-3').length);
+  });
+
+  it('rejects a bad import line naming the line and field', async () => {
+    using dir = tempDir();
+    const file = path.join(dir.path, 'bad.jsonl');
+    fs.writeFileSync(file, '{"key":"a","value":"b"}\n{"key":5,"value":"x"}\n');
+    const r = await kvt(['import', 'wiki/pages', file], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('line 2: "key" must be a string');
+  });
+
+  it('deletes tables and scopes', async () => {
+    expect((await kvt(['table', 'delete', 'wiki/bulk'], env)).stdout).toBe('deleted\n');
+    expect((await kvt(['table', 'delete', 'wiki/bulk'], env)).stdout).toBe('missing\n');
+    const refused = await kvt(['scope', 'delete', 'wiki'], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('[INVALID_ARGUMENT]');
+  });
+});
+
+describe('kvt cluster', () => {
+  it('runs a controller and two segment stores, and stops them all on SIGINT', async () => {
+    using dir = tempDir();
+    const port = await freePort();
+    const cluster = spawnKvt(['cluster', '--data-dir', dir.path, '--controller-port', String(port), '--segment-store-port', '0']);
+    try {
+      await cluster.waitForLog('controller started', 30_000);
+      const deadline = Date.now() + 30_000;
+      while (cluster.logs.filter((l) => l.msg === 'registered with controller').length < 2) {
+        if (Date.now() > deadline || !cluster.running) throw new Error(`stores did not register: ${cluster.stderr.join('')}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const env = { KVT_CONTROLLER: `127.0.0.1:${port}` };
+      expect((await kvt(['scope', 'create', 'demo'], env)).stdout).toBe('created\n');
+      expect((await kvt(['table', 'create', 'demo/t', '--partitions', '2'], env)).stdout).toBe('created\n');
+      expect(fs.readdirSync(dir.path).sort()).toEqual(['controller', 'segmentstore-0', 'segmentstore-1']);
+      cluster.child.kill('SIGINT');
+      expect(await cluster.waitForExit()).toBe(0);
+      expect(cluster.logs.filter((l) => l.msg === 'segment store stopped')).toHaveLength(2);
+      expect(cluster.logs.filter((l) => l.msg === 'controller stopped')).toHaveLength(1);
+    } finally {
+      await cluster.kill();
+    }
+  });
+});
