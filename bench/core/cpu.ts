@@ -1,0 +1,55 @@
+/**
+ * Server CPU time from /proc/<pid>/stat (utime + stime), so a workload can be charged the
+ * CPU-seconds its servers spent. Linux only; elsewhere the figures read as unavailable.
+ */
+import * as fs from 'node:fs';
+
+/** Clock ticks per second for /proc times; 100 on every Linux this runs on (getconf CLK_TCK). */
+const CLOCK_TICKS = 100;
+
+/** CPU seconds (user + system) a process has used so far, or undefined when unreadable. */
+export function processCpuSeconds(pid: number): number | undefined {
+  let stat: string;
+  try {
+    stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // The command name (field 2) may hold spaces or parens: fields are counted after the last ')'.
+  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // rest[0] is field 3 (state), so utime (field 14) is rest[11] and stime (field 15) rest[12].
+  const utime = Number(rest[11]);
+  const stime = Number(rest[12]);
+  if (!Number.isFinite(utime) || !Number.isFinite(stime)) return undefined;
+  return (utime + stime) / CLOCK_TICKS;
+}
+
+/** Where a peer's server CPU is read from. */
+export type CpuSource =
+  | { kind: 'pids'; pids: () => number[] }
+  /** In-process (raw LevelDB): this process's own CPU, which includes the workload driver. */
+  | { kind: 'self' };
+
+/** Total CPU seconds of a source now, or undefined when any pid is unreadable. */
+export function cpuSecondsOf(source: CpuSource): number | undefined {
+  if (source.kind === 'self') {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1e6;
+  }
+  let total = 0;
+  for (const pid of source.pids()) {
+    const s = processCpuSeconds(pid);
+    if (s === undefined) return undefined;
+    total += s;
+  }
+  return total;
+}
+
+/** Starts measuring; the returned function gives the CPU seconds spent since. */
+export function startCpuMeter(source: CpuSource): () => number | undefined {
+  const before = cpuSecondsOf(source);
+  return () => {
+    const after = cpuSecondsOf(source);
+    return before === undefined || after === undefined ? undefined : after - before;
+  };
+}

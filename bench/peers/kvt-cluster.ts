@@ -1,0 +1,79 @@
+/**
+ * A local kvt cluster of real processes for the benchmark: `node bin/kvt.js controller` and N
+ * `node bin/kvt.js segmentstore`, ephemeral ports, temp data dirs, ready when every store has
+ * registered. With `profileDir`, each server runs under `--cpu-prof` and writes a .cpuprofile there
+ * on its graceful exit.
+ */
+import { ChildProcess, spawn } from 'node:child_process';
+import * as path from 'node:path';
+import { LineWatcher, makeTempDir, parseJsonLine, removeDir, stopChild } from '../core/processes';
+import { repoRoot } from './peer';
+
+/** Options for {@link startKvtCluster}. */
+export interface KvtClusterOptions {
+  /** @default 2 */
+  segmentStores?: number;
+  /** Run the servers under `node --cpu-prof --cpu-prof-dir <profileDir>`. */
+  profileDir?: string;
+  /** @default 30000 */
+  readyTimeoutMs?: number;
+}
+
+/** A running cluster; `stop()` stops every process (stores first) and removes the data. */
+export interface KvtCluster {
+  readonly controller: string;
+  readonly pids: number[];
+  /** pid → "controller" / "segmentstore-<i>". */
+  readonly roles: ReadonlyMap<number, string>;
+  stop(): Promise<void>;
+}
+
+interface Spawned {
+  child: ChildProcess;
+  watcher: LineWatcher;
+}
+
+function spawnKvt(args: string[], profileDir?: string): Spawned {
+  const nodeArgs = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
+  const child = spawn(process.execPath, [...nodeArgs, path.join(repoRoot(), 'bin', 'kvt.js'), ...args], {
+    cwd: repoRoot(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return { child, watcher: new LineWatcher(child, [child.stdout!, child.stderr!]) };
+}
+
+async function readyPort(s: Spawned, msg: string, timeoutMs: number): Promise<number> {
+  const line = await s.watcher.waitFor((l) => parseJsonLine(l)?.msg === msg, `kvt: "${msg}"`, timeoutMs);
+  return Number(parseJsonLine(line)!.port);
+}
+
+/** Starts a controller and the segment stores and waits until all stores have registered. */
+export async function startKvtCluster(options: KvtClusterOptions = {}): Promise<KvtCluster> {
+  const timeoutMs = options.readyTimeoutMs ?? 30_000;
+  const root = makeTempDir('kvt');
+  const procs: Spawned[] = [];
+  const stop = async (): Promise<void> => {
+    // Stores first, then the controller: the reverse of the start order.
+    for (const p of [...procs].reverse()) await stopChild(p.child, 10_000);
+    removeDir(root);
+  };
+  try {
+    const ctl = spawnKvt(['controller', '--port', '0', '--data-dir', path.join(root, 'controller')], options.profileDir);
+    procs.push(ctl);
+    const controller = `127.0.0.1:${await readyPort(ctl, 'controller started', timeoutMs)}`;
+    for (let i = 0; i < (options.segmentStores ?? 2); i++) {
+      const dir = path.join(root, `segmentstore-${i}`);
+      procs.push(spawnKvt(['segmentstore', '--port', '0', '--data-dir', dir, '--controller', controller], options.profileDir));
+    }
+    for (const s of procs.slice(1)) {
+      await readyPort(s, 'segment store started', timeoutMs);
+      await s.watcher.waitFor((l) => parseJsonLine(l)?.msg === 'registered with controller', 'kvt: registration', timeoutMs);
+    }
+    const pids = procs.map((p) => p.child.pid!);
+    const roles = new Map(pids.map((pid, i) => [pid, i === 0 ? 'controller' : `segmentstore-${i - 1}`] as const));
+    return { controller, pids, roles, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}

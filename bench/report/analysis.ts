@@ -1,0 +1,148 @@
+/**
+ * The pure part of the report: ratios of kvt to its peers and the targets of issue 5, evaluated on
+ * a {@link BenchRun}. "etcd" in a ratio is the better of the two etcd clients (etcd3 and plain
+ * grpc-js) on that metric, so kvt is always compared with etcd at its best.
+ */
+import { BenchRun, CaseResult, PeerMeasurement, isMeasured } from '../core/result';
+
+/** Which way is better for a metric. */
+export type Better = 'higher' | 'lower';
+
+/** A metric read from one peer's measurement. */
+export type Metric = 'unitsPerSec' | 'p99Ms' | 'cpuPerOp';
+
+/** Reads `metric` from a measurement (null when absent). */
+export function metricOf(m: PeerMeasurement, metric: Metric): number | null {
+  if (metric === 'p99Ms') return m.latency.count > 0 ? m.latency.p99Ms : null;
+  return m[metric];
+}
+
+function betterOf(values: Array<number | null>, better: Better): number | null {
+  const present = values.filter((v): v is number => v !== null && Number.isFinite(v) && v > 0);
+  if (present.length === 0) return null;
+  return better === 'higher' ? Math.max(...present) : Math.min(...present);
+}
+
+/** The etcd reference value: the better of etcd3 and etcd-grpc. */
+export function etcdReference(c: CaseResult, metric: Metric, better: Better): number | null {
+  const vals = (['etcd3', 'etcd-grpc'] as const).map((p) => c.peers[p]).filter(isMeasured).map((m) => metricOf(m, metric));
+  return betterOf(vals, better);
+}
+
+/** kvt's value divided by the reference, or null when either is missing or zero. */
+export function ratio(kvt: number | null, reference: number | null): number | null {
+  if (kvt === null || reference === null || reference === 0) return null;
+  return kvt / reference;
+}
+
+/** kvt/etcd and kvt/raw of one case on one metric. */
+export interface CaseRatios {
+  caseId: string;
+  metric: Metric;
+  better: Better;
+  kvt: number | null;
+  etcd: number | null;
+  raw: number | null;
+  kvtOverEtcd: number | null;
+  kvtOverRaw: number | null;
+}
+
+/** Computes the ratios of a case on a metric. */
+export function caseRatios(c: CaseResult, metric: Metric, better: Better): CaseRatios {
+  const k = c.peers.kvt;
+  const r = c.peers.raw;
+  const kvt = isMeasured(k) ? metricOf(k, metric) : null;
+  const raw = isMeasured(r) ? metricOf(r, metric) : null;
+  const etcd = etcdReference(c, metric, better);
+  return { caseId: c.id, metric, better, kvt, etcd, raw, kvtOverEtcd: ratio(kvt, etcd), kvtOverRaw: ratio(kvt, raw) };
+}
+
+/** The throughput ratios of every closed-loop case, plus latency (W6) and CPU (W1) rows. */
+export function allRatios(run: BenchRun): CaseRatios[] {
+  // W6 runs at a fixed rate, so its throughput ratio is ~1 by construction: only its latency counts.
+  const rows = run.cases.filter((c) => c.id !== 'W6').map((c) => caseRatios(c, 'unitsPerSec', 'higher'));
+  const w6 = run.cases.find((c) => c.id === 'W6');
+  if (w6) rows.push(caseRatios(w6, 'p99Ms', 'lower'));
+  const w1 = run.cases.find((c) => c.id === 'W1-64');
+  if (w1) rows.push(caseRatios(w1, 'cpuPerOp', 'lower'));
+  return rows;
+}
+
+/** One target of issue 5. */
+export interface Target {
+  id: string;
+  description: string;
+  caseId: string;
+  metric: Metric;
+  /** 'ratio': kvt / etcd; 'absolute': kvt's own value. */
+  kind: 'ratio' | 'absolute';
+  comparator: '>=' | '<=';
+  threshold: number;
+}
+
+/** The targets of issue 5 on a 2-core machine. */
+export const TARGETS: readonly Target[] = [
+  { id: 'W1-ratio', description: 'W1 puts/s ≥ 4× etcd at 64 callers', caseId: 'W1-64', metric: 'unitsPerSec', kind: 'ratio', comparator: '>=', threshold: 4 },
+  { id: 'W1-abs', description: 'W1 ≥ 15,000 durable puts/s at 64 callers', caseId: 'W1-64', metric: 'unitsPerSec', kind: 'absolute', comparator: '>=', threshold: 15_000 },
+  { id: 'W2-uni', description: 'W2 uniform gets/s ≥ 4× etcd', caseId: 'W2-uni', metric: 'unitsPerSec', kind: 'ratio', comparator: '>=', threshold: 4 },
+  { id: 'W2-zipf', description: 'W2 zipfian gets/s ≥ 4× etcd', caseId: 'W2-zipf', metric: 'unitsPerSec', kind: 'ratio', comparator: '>=', threshold: 4 },
+  { id: 'W3', description: 'W3 successful RMW/s ≥ 3× etcd', caseId: 'W3', metric: 'unitsPerSec', kind: 'ratio', comparator: '>=', threshold: 3 },
+  { id: 'W4', description: 'W4 batched entries/s ≥ 5× etcd', caseId: 'W4', metric: 'unitsPerSec', kind: 'ratio', comparator: '>=', threshold: 5 },
+  { id: 'W5', description: 'W5 scanned entries/s ≥ 2× etcd', caseId: 'W5', metric: 'unitsPerSec', kind: 'ratio', comparator: '>=', threshold: 2 },
+  { id: 'W6', description: 'W6 p99 ≤ 0.5× etcd p99 at the same rate', caseId: 'W6', metric: 'p99Ms', kind: 'ratio', comparator: '<=', threshold: 0.5 },
+  { id: 'W1-cpu', description: 'server CPU per W1 put ≤ etcd’s (64 callers)', caseId: 'W1-64', metric: 'cpuPerOp', kind: 'ratio', comparator: '<=', threshold: 1 },
+];
+
+/** A target evaluated on a run. */
+export interface TargetResult {
+  target: Target;
+  /** The ratio or absolute value achieved; null when not measurable. */
+  actual: number | null;
+  met: boolean | null;
+  /** One line: "met (5.1× ≥ 4×)", "missed by 47%: 2.1× < 4× (needs 1.9× more)", "not measured: …". */
+  verdict: string;
+}
+
+/** Formats a number for the report: ratios with two decimals, big numbers with separators. */
+export function formatNumber(x: number): string {
+  if (Math.abs(x) >= 1000) return Math.round(x).toLocaleString('en-US');
+  if (Math.abs(x) >= 10) return x.toFixed(1);
+  return x.toFixed(2);
+}
+
+function show(x: number, kind: Target['kind']): string {
+  return kind === 'ratio' ? `${formatNumber(x)}×` : formatNumber(x);
+}
+
+/** States whether `actual` meets `t`, and if not by how much it was missed. */
+export function verdictFor(t: Target, actual: number): { met: boolean; verdict: string } {
+  const want = `${t.comparator === '>=' ? '≥' : '≤'} ${show(t.threshold, t.kind)}`;
+  if (t.comparator === '>=') {
+    if (actual >= t.threshold) return { met: true, verdict: `met: ${show(actual, t.kind)} ${want}` };
+    const shortPct = Math.round((1 - actual / t.threshold) * 100);
+    const factor = actual > 0 ? `needs ${formatNumber(t.threshold / actual)}× more` : 'nothing achieved';
+    return { met: false, verdict: `missed by ${shortPct}%: ${show(actual, t.kind)}, target ${want} (${factor})` };
+  }
+  if (actual <= t.threshold) return { met: true, verdict: `met: ${show(actual, t.kind)} ${want}` };
+  return { met: false, verdict: `missed: ${show(actual, t.kind)}, target ${want} (${formatNumber(actual / t.threshold)}× over)` };
+}
+
+/** Evaluates one target on a run. */
+export function evaluateTarget(run: BenchRun, t: Target): TargetResult {
+  const c = run.cases.find((x) => x.id === t.caseId);
+  if (!c) return { target: t, actual: null, met: null, verdict: `not measured: case ${t.caseId} was not run` };
+  const better = t.comparator === '>=' ? 'higher' : 'lower';
+  const r = caseRatios(c, t.metric, better);
+  const actual = t.kind === 'ratio' ? r.kvtOverEtcd : r.kvt;
+  if (actual === null) {
+    const k = c.peers.kvt;
+    const why = k && 'missing' in k ? `kvt missing (${k.missing})` : r.kvt === null ? 'no kvt figure' : 'no etcd figure';
+    return { target: t, actual: null, met: null, verdict: `not measured: ${why}` };
+  }
+  return { target: t, actual, ...verdictFor(t, actual) };
+}
+
+/** Evaluates every target of issue 5. */
+export function evaluateTargets(run: BenchRun, targets: readonly Target[] = TARGETS): TargetResult[] {
+  return targets.map((t) => evaluateTarget(run, t));
+}

@@ -1,0 +1,164 @@
+/**
+ * `npm run bench [-- --full] [--profile] [--only W1,W3] [--peers kvt,raw]`: runs W1–W6 against kvt,
+ * etcd (etcd3 client and plain grpc-js) and raw LevelDB in one run, prints a table, and writes
+ * bench/results/<timestamp>.json, bench/report.md and bench/report.svg.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { BenchRun, CaseResult } from './core/result';
+import { measureCase, warmUpPeer } from './measure';
+import { etcdVersion } from './peers/etcd-node';
+import { PEER_NAMES, PeerName, repoRoot } from './peers/peer';
+import { allRatios, evaluateTargets } from './report/analysis';
+import { renderMarkdown } from './report/markdown';
+import { summarizeProfiles } from './report/profile-summary';
+import { renderSvg } from './report/svg';
+import { renderTable } from './report/terminal';
+import { Session } from './session';
+import { BenchSettings, CASES, CaseSpec } from './workloads';
+
+/** Quick mode: the whole run in under two minutes on 2 cores. */
+export const QUICK: BenchSettings = {
+  measureMs: 1_500, warmupMs: 300, peerWarmupMs: 1_000, maxOps: 1_000_000, pointKeys: 100_000, rmwKeys: 10_000,
+  scanFamilies: 8, scanFamilySize: 1_000, w6Rate: 2_000, w6DurationMs: 3_000, valueBytes: 100,
+};
+
+/** Full mode: longer phases (W6 for the 30 s issue 5 asks) and more scan families. */
+export const FULL: BenchSettings = {
+  ...QUICK, measureMs: 10_000, warmupMs: 1_000, peerWarmupMs: 3_000, maxOps: 20_000_000, scanFamilies: 50, w6DurationMs: 30_000,
+};
+
+interface Args {
+  full: boolean;
+  /** Re-render the report from this results file instead of running. */
+  report?: string;
+  profile: boolean;
+  only?: string[];
+  peers: PeerName[];
+}
+
+const HELP = `usage: npm run bench -- [--full] [--profile] [--only W1,W3] [--peers kvt,etcd3,etcd-grpc,raw]
+  --full      longer phases (W6 for 30 s); default is the quick mode (under 2 minutes)
+  --profile   run the kvt servers under node --cpu-prof; profiles go to bench/results/profile-<time>/
+  --only      run only these workloads or cases (W1, W1-64, W2-zipf, …)
+  --peers     run only these peers
+  --report F  rewrite bench/report.md and report.svg from results file F without running`;
+
+function parseArgs(argv: string[]): Args {
+  const args: Args = { full: false, profile: false, peers: [...PEER_NAMES] };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--full') args.full = true;
+    else if (a === '--profile') args.profile = true;
+    else if (a === '--report') args.report = argv[++i];
+    else if (a === '--only') args.only = (argv[++i] ?? '').split(',').filter(Boolean);
+    else if (a === '--peers') args.peers = (argv[++i] ?? '').split(',').filter(Boolean) as PeerName[];
+    else if (a === '--help' || a === '-h') {
+      console.log(HELP);
+      process.exit(0);
+    } else throw new Error(`unknown argument ${a}\n${HELP}`);
+  }
+  const unknown = args.peers.filter((p) => !PEER_NAMES.includes(p));
+  if (unknown.length) throw new Error(`unknown peer ${unknown.join(', ')}; the peers are ${PEER_NAMES.join(', ')}`);
+  return args;
+}
+
+function selected(only: string[] | undefined): CaseSpec[] {
+  return CASES.filter((c) => !only || only.includes(c.id) || only.includes(c.workload));
+}
+
+const log = (line: string): void => void process.stderr.write(`[bench] ${line}\n`);
+
+const warmed = new Set<PeerName>();
+
+async function runCase(session: Session, spec: CaseSpec, s: BenchSettings, peers: PeerName[]): Promise<CaseResult> {
+  const result: CaseResult = { id: spec.id, workload: spec.workload, title: spec.title, unit: spec.unit, peers: {} };
+  for (const name of peers) {
+    const peer = session.peers.get(name);
+    if (!peer) {
+      result.peers[name] = { missing: session.missing.get(name) ?? 'not started' };
+      continue;
+    }
+    try {
+      if (spec.dataset) await session.ensureLoaded(name, spec.dataset, s);
+      if (!warmed.has(name)) {
+        warmed.add(name);
+        await warmUpPeer(peer, s);
+      }
+      const m = await measureCase(peer, spec, s);
+      result.peers[name] = m;
+      log(`${spec.id} ${name}: ${Math.round(m.unitsPerSec)} ${spec.unit}/s, p99 ${m.latency.p99Ms} ms${m.errors ? `, ${m.errors} errors (${m.firstError})` : ''}`);
+    } catch (err) {
+      result.peers[name] = { missing: err instanceof Error ? err.message : String(err) };
+      log(`${spec.id} ${name}: failed (${String(err)})`);
+    }
+  }
+  return result;
+}
+
+function notesFor(args: Args, session: Session, profileDir?: string): string[] {
+  const notes = [
+    'Same durability everywhere: kvt acknowledges after its LevelDB fsync, etcd fsyncs its WAL per commit, raw LevelDB writes with sync: true.',
+    'Ratios against "etcd" use the better of the two etcd clients on each metric.',
+    'raw LevelDB runs inside the benchmark process, so its "server CPU" is the whole process (driver included).',
+    'Single run on a shared 2-core machine (other work was running at the same time): absolute figures are noisy; ratios are the point.',
+    `W6 runs at a fixed rate; ${args.full ? 'full mode: 30 s' : 'quick mode: 3 s'} per peer (\`--full\` for the 30 s of issue 5).`,
+  ];
+  for (const [p, why] of session.missing) notes.push(`${p} missing: ${why}`);
+  if (profileDir) notes.push(`CPU profiles of the kvt servers: ${path.relative(repoRoot(), profileDir)}`, ...summarizeProfiles(profileDir, session.kvt?.roles));
+  return notes;
+}
+
+function writeOutputs(run: BenchRun, resultsFile?: string): void {
+  const dir = path.join(repoRoot(), 'bench');
+  const targets = evaluateTargets(run);
+  if (targets.some((t) => t.met === false) && !run.notes.some((n) => n.startsWith('profile of') || n.startsWith('Targets were missed'))) {
+    run.notes.push('Targets were missed: `npm run bench -- --profile` adds where the kvt servers spend their CPU to these notes.');
+  }
+  fs.mkdirSync(path.join(dir, 'results'), { recursive: true });
+  const file = resultsFile ?? path.join(dir, 'results', `${run.startedAt.replace(/[:.]/g, '-')}.json`);
+  if (!resultsFile) fs.writeFileSync(file, JSON.stringify({ ...run, targets }, null, 2) + '\n');
+  fs.writeFileSync(path.join(dir, 'report.md'), renderMarkdown(run, targets));
+  fs.writeFileSync(path.join(dir, 'report.svg'), renderSvg(allRatios(run), `kvt vs etcd and raw LevelDB (${run.mode} run, ${run.startedAt.slice(0, 10)})`));
+  console.log(renderTable(run, targets));
+  console.log(`\nwrote ${path.relative(process.cwd(), file)}, bench/report.md, bench/report.svg`);
+}
+
+async function main(argv: string[]): Promise<void> {
+  const args = parseArgs(argv);
+  if (args.report) {
+    const { targets: _old, ...run } = JSON.parse(fs.readFileSync(args.report, 'utf8')) as BenchRun & { targets?: unknown };
+    return writeOutputs(run, args.report);
+  }
+  const s = args.full ? FULL : QUICK;
+  const started = Date.now();
+  const startedAt = new Date(started).toISOString();
+  const profileDir = args.profile ? path.join(repoRoot(), 'bench', 'results', `profile-${startedAt.replace(/[:.]/g, '-')}`) : undefined;
+  const session = await Session.start({ peers: args.peers, profileDir, loadTimeoutMs: args.full ? 300_000 : 60_000, log });
+  const stopOnSignal = (): void => void session.stop().finally(() => process.exit(130));
+  process.once('SIGINT', stopOnSignal);
+  process.once('SIGTERM', stopOnSignal);
+  const cases: CaseResult[] = [];
+  try {
+    for (const spec of selected(args.only)) cases.push(await runCase(session, spec, s, args.peers));
+  } finally {
+    await session.stop();
+  }
+  const run: BenchRun = {
+    startedAt, mode: args.full ? 'full' : 'quick', durationSec: (Date.now() - started) / 1000,
+    machine: { cpus: os.cpus().length, node: process.version, platform: `${os.platform()} ${os.release()}`, etcd: etcdVersion() },
+    settings: { ...s }, cases, notes: notesFor(args, session, profileDir),
+  };
+  writeOutputs(run);
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    () => process.exit(0),
+    (err: unknown) => {
+      console.error(`bench: ${err instanceof Error ? err.message : String(err)}`);
+      process.exit(1);
+    },
+  );
+}

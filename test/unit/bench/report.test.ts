@@ -1,0 +1,176 @@
+import { describe, expect, it } from 'vitest';
+import { keyName, seededRandom, uniformChooser, zipfianChooser } from '../../../bench/core/keys';
+import { BenchRun, CaseResult, PeerMeasurement } from '../../../bench/core/result';
+import { prefixEnd } from '../../../bench/peers/etcd-grpc-peer';
+import { TARGETS, allRatios, caseRatios, evaluateTargets, ratio, verdictFor } from '../../../bench/report/analysis';
+import { renderMarkdown } from '../../../bench/report/markdown';
+import { hotFunctions, profilePid } from '../../../bench/report/profile-summary';
+import { escapeXml, logDomain, renderSvg } from '../../../bench/report/svg';
+import { renderTable } from '../../../bench/report/terminal';
+
+function m(unitsPerSec: number, p99Ms = 10, cpuPerOp: number | null = 0.0001): PeerMeasurement {
+  return {
+    ops: 1000, opsPerSec: unitsPerSec, unitsPerSec, cpuSeconds: cpuPerOp === null ? null : cpuPerOp * 1000, cpuPerOp, errors: 0,
+    latency: { count: 1000, p50Ms: 1, p99Ms, p999Ms: p99Ms * 2, maxMs: p99Ms * 3, meanMs: 2 },
+  };
+}
+
+function c(id: string, peers: CaseResult['peers']): CaseResult {
+  return { id, workload: id.split('-')[0], title: `case ${id}`, unit: 'ops', peers };
+}
+
+function runOf(cases: CaseResult[]): BenchRun {
+  return {
+    startedAt: '2025-01-01T00:00:00.000Z', mode: 'quick', durationSec: 90,
+    machine: { cpus: 2, node: 'v20', platform: 'linux', etcd: 'etcd Version: 3.4.23' },
+    settings: {}, cases, notes: ['a note'],
+  };
+}
+
+const fullRun = runOf([
+  c('W1-64', { kvt: m(20_000, 5, 0.00005), etcd3: m(4_000, 30, 0.0001), 'etcd-grpc': m(5_000, 20, 0.00008), raw: m(40_000) }),
+  c('W2-uni', { kvt: m(8_000), etcd3: m(1_000), 'etcd-grpc': m(2_000), raw: m(50_000) }),
+  c('W6', { kvt: m(2_000, 30), etcd3: m(2_000, 40), 'etcd-grpc': m(2_000, 50), raw: m(2_000, 4) }),
+]);
+
+describe('bench ratios', () => {
+  it('divides kvt by the better of the two etcd clients', () => {
+    const r = caseRatios(fullRun.cases[0], 'unitsPerSec', 'higher');
+    expect(r.etcd).toBe(5_000);
+    expect(r.kvtOverEtcd).toBe(4);
+    expect(r.kvtOverRaw).toBe(0.5);
+  });
+
+  it('takes the lower etcd figure when lower is better', () => {
+    const r = caseRatios(fullRun.cases[2], 'p99Ms', 'lower');
+    expect(r.etcd).toBe(40);
+    expect(r.kvtOverEtcd).toBeCloseTo(0.75);
+  });
+
+  it('gives null when a side is missing or zero', () => {
+    expect(ratio(null, 5)).toBeNull();
+    expect(ratio(5, null)).toBeNull();
+    expect(ratio(5, 0)).toBeNull();
+    const r = caseRatios(c('W4', { kvt: { missing: 'no client' }, etcd3: m(10) }), 'unitsPerSec', 'higher');
+    expect(r.kvtOverEtcd).toBeNull();
+  });
+
+  it('adds a W6 latency row and a W1 CPU row to the throughput rows', () => {
+    const rows = allRatios(fullRun);
+    expect(rows.map((r) => `${r.caseId}:${r.metric}`)).toEqual([
+      'W1-64:unitsPerSec', 'W2-uni:unitsPerSec', 'W6:p99Ms', 'W1-64:cpuPerOp',
+    ]);
+  });
+});
+
+describe('bench targets', () => {
+  const atLeast4 = TARGETS.find((t) => t.id === 'W1-ratio')!;
+  const atMostHalf = TARGETS.find((t) => t.id === 'W6')!;
+
+  it('says a met ≥ target is met', () => {
+    expect(verdictFor(atLeast4, 5.1)).toEqual({ met: true, verdict: 'met: 5.10× ≥ 4.00×' });
+  });
+
+  it('says by how much a ≥ target was missed', () => {
+    expect(verdictFor(atLeast4, 2)).toEqual({ met: false, verdict: 'missed by 50%: 2.00×, target ≥ 4.00× (needs 2.00× more)' });
+  });
+
+  it('says by how much a ≤ target was exceeded', () => {
+    expect(verdictFor(atMostHalf, 0.75)).toEqual({ met: false, verdict: 'missed: 0.75×, target ≤ 0.50× (1.50× over)' });
+  });
+
+  it('evaluates every target, marking unmeasured ones with the reason', () => {
+    const results = evaluateTargets(fullRun);
+    const byId = Object.fromEntries(results.map((r) => [r.target.id, r]));
+    expect(results).toHaveLength(TARGETS.length);
+    expect(byId['W1-ratio'].met).toBe(true);
+    expect(byId['W1-abs']).toMatchObject({ actual: 20_000, met: true });
+    expect(byId['W1-cpu']).toMatchObject({ actual: 0.625, met: true });
+    expect(byId['W2-uni']).toMatchObject({ actual: 4, met: true });
+    expect(byId['W6'].met).toBe(false);
+    expect(byId['W3']).toMatchObject({ met: null, verdict: 'not measured: case W3 was not run' });
+  });
+
+  it('names a missing kvt as the reason a target is unmeasured', () => {
+    const run = runOf([c('W4', { kvt: { missing: 'dist/client/index.js not found' }, etcd3: m(100) })]);
+    const w4 = evaluateTargets(run).find((r) => r.target.id === 'W4')!;
+    expect(w4.verdict).toBe('not measured: kvt missing (dist/client/index.js not found)');
+  });
+});
+
+describe('bench report rendering', () => {
+  it('writes every target verdict, every peer row and the notes into the markdown', () => {
+    const md = renderMarkdown(fullRun, evaluateTargets(fullRun));
+    expect(md).toContain('# kvt benchmark report');
+    expect(md).toContain('| ❌ | W6 p99 ≤ 0.5× etcd p99 at the same rate | missed: 0.75×, target ≤ 0.50× (1.50× over) |');
+    expect(md).toContain('| W1-64 | kvt | 20,000 |');
+    expect(md).toContain('| W1-64 | throughput (higher is better) | 4.00× | 0.50× |');
+    expect(md).toContain('- a note');
+    expect(md).toContain('![ratios of kvt to etcd and to raw LevelDB](report.svg)');
+  });
+
+  it('shows a missing peer as missing in the markdown and the terminal table', () => {
+    const run = runOf([c('W4', { kvt: { missing: 'no client | yet' }, raw: m(10) })]);
+    expect(renderMarkdown(run, evaluateTargets(run))).toContain('| W4 | kvt | missing: no client / yet |');
+    expect(renderTable(run, evaluateTargets(run))).toContain('missing: no client | yet');
+  });
+
+  it('draws one pair of bars per ratio row and a line per target in a well-formed SVG', () => {
+    const svg = renderSvg(allRatios(fullRun), 'title <&>');
+    expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
+    expect(svg.trim().endsWith('</svg>')).toBe(true);
+    expect(svg).toContain('title &lt;&amp;&gt;');
+    // 4 rows × 2 bars + background + 2 legend swatches; the W1, W2, W6-p99 and CPU rows carry targets.
+    expect(svg.match(/<rect /g)).toHaveLength(4 * 2 + 3);
+    expect(svg.match(/stroke="#d62828"/g)).toHaveLength(4 + 1);
+    expect(svg).toContain('≥4×');
+    expect(svg).toContain('≤0.5×');
+  });
+
+  it('labels a missing ratio instead of drawing a bar', () => {
+    const run = runOf([c('W5', { kvt: { missing: 'x' }, etcd3: m(10), raw: m(10) })]);
+    const svg = renderSvg(allRatios(run), 't');
+    expect(svg.match(/>missing</g)).toHaveLength(2);
+  });
+
+  it('spans whole decades that cover every value', () => {
+    expect(logDomain([0.5, 4])).toEqual([0.1, 10]);
+    expect(logDomain([0.02, 37])).toEqual([0.01, 100]);
+    expect(escapeXml('"a" & b')).toBe('&quot;a&quot; &amp; b');
+  });
+});
+
+describe('bench helpers', () => {
+  it('ranks the functions of a CPU profile by self samples', () => {
+    const node = (id: number, functionName: string) => ({ id, callFrame: { functionName, url: 'file:///x/y.js', lineNumber: 9 } });
+    const hot = hotFunctions({ nodes: [node(1, 'a'), node(2, 'b'), node(3, '(idle)')], samples: [1, 2, 2, 2, 3, 3, 3] });
+    expect(hot).toEqual([{ name: 'b y.js:10', selfPct: 75 }, { name: 'a y.js:10', selfPct: 25 }]);
+  });
+
+  it('reads the pid out of a --cpu-prof file name', () => {
+    expect(profilePid('CPU.20261122.061449.13730.0.001.cpuprofile')).toBe(13730);
+    expect(profilePid('other.cpuprofile')).toBeUndefined();
+  });
+
+  it('computes the exclusive end of an etcd prefix range', () => {
+    expect(prefixEnd(Buffer.from('f/a/'))).toEqual(Buffer.from('f/a0'));
+    expect(prefixEnd(Buffer.from([0x61, 0xff]))).toEqual(Buffer.from([0x62]));
+  });
+
+  it('chooses keys deterministically within range, zipfian skewed towards a few keys', () => {
+    const zipf = zipfianChooser(10_000);
+    const counts = new Map<number, number>();
+    const rand = seededRandom(42);
+    for (let i = 0; i < 20_000; i++) {
+      const k = zipf(rand);
+      expect(k).toBeGreaterThanOrEqual(0);
+      expect(k).toBeLessThan(10_000);
+      counts.set(k, (counts.get(k) ?? 0) + 1);
+    }
+    const hottest = Math.max(...counts.values());
+    expect(hottest).toBeGreaterThan(20_000 * 0.05); // the top item of zipf(0.99) over 10k keys draws ~10%
+    const uni = uniformChooser(10)(seededRandom(1));
+    expect(uni).toBe(uniformChooser(10)(seededRandom(1)));
+    expect(keyName('p', 42)).toBe('p-00000042');
+  });
+});
