@@ -8,5 +8,5 @@ COPY client ./client
 COPY bin ./bin
 COPY bench ./bench
 COPY scripts ./scripts
-RUN npm ci --no-audit --no-fund && npm prune --omit=dev
+RUN npm install --no-audit --no-fund && npm prune --omit=dev
 ENTRYPOINT ["node", "bin/kvt.js"]

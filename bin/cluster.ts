@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { helpText, OptionSpec, parseOptions, UsageError } from '../proto/runtime/flags';
 
-const OPTIONS: readonly OptionSpec[] = [
+export const CLUSTER_OPTIONS: readonly OptionSpec[] = [
   { flag: 'data-dir', env: 'DATA_DIR', kind: 'string', default: './data', description: 'directory holding controller/ and segmentstore-<i>/' },
   { flag: 'segment-stores', env: 'SEGMENT_STORES', kind: 'int', default: 2, min: 1, max: 64, description: 'number of segment stores' },
   { flag: 'host', env: 'HOST', kind: 'string', default: '127.0.0.1', description: 'address every process binds' },
@@ -16,7 +16,7 @@ const OPTIONS: readonly OptionSpec[] = [
   { flag: 'segment-store-port', env: 'SEGMENT_STORE_PORT', kind: 'int', default: 12345, min: 0, max: 65535, description: 'port of the first segment store (the next ones count up)' },
 ];
 
-const ENV_PREFIX = 'KVT_CLUSTER';
+export const CLUSTER_ENV_PREFIX = 'KVT_CLUSTER';
 const LAUNCHER = path.resolve(__dirname, '..', '..', 'bin', 'kvt.js');
 
 interface Child {
@@ -64,14 +64,14 @@ async function stopAll(children: Child[]): Promise<void> {
 export async function main(argv: string[]): Promise<void> {
   let parsed;
   try {
-    parsed = parseOptions(OPTIONS, argv, process.env, ENV_PREFIX);
+    parsed = parseOptions(CLUSTER_OPTIONS, argv, process.env, CLUSTER_ENV_PREFIX);
     if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument "${parsed.positionals[0]}" (see --help)`);
   } catch (err) {
     process.stderr.write(`kvt cluster: ${(err as Error).message}\n`);
     process.exit(2);
   }
   if (parsed.help) {
-    process.stdout.write(helpText('kvt cluster [options]', 'Runs a local kvt cluster: a controller and segment stores, each a child process.', OPTIONS, ENV_PREFIX) + '\n');
+    process.stdout.write(helpText('kvt cluster [options]', 'Runs a local kvt cluster: a controller and segment stores, each a child process.', CLUSTER_OPTIONS, CLUSTER_ENV_PREFIX) + '\n');
     return;
   }
   const o = parsed.options;

@@ -1,0 +1,72 @@
+/**
+ * Generates the README's configuration and error-code tables from the code, so they cannot drift:
+ * `npm run readme` rewrites the marked sections of README.md; test/unit/readme.test.ts checks them.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { CLUSTER_ENV_PREFIX, CLUSTER_OPTIONS } from '../bin/cluster';
+import { CONTROLLER_ENV_PREFIX, CONTROLLER_OPTIONS } from '../controller/config';
+import { OptionSpec } from '../proto/runtime/flags';
+import { ENV_PREFIX as SEGMENT_STORE_ENV_PREFIX, SEGMENT_STORE_OPTIONS } from '../segmentstore/config';
+
+function optionTable(title: string, envPrefix: string, specs: readonly OptionSpec[]): string {
+  const rows = specs.map((o) => {
+    const dflt = o.default === undefined ? '' : `\`${o.default}\``;
+    return `| \`--${o.flag}\` | \`${envPrefix}_${o.env}\` | ${dflt} | ${o.description.replace(/\|/g, '\\|')} |`;
+  });
+  return [`**${title}**`, '', '| flag | environment | default | meaning |', '|---|---|---|---|', ...rows].join('\n');
+}
+
+/** The configuration tables of the three server commands. */
+export function configurationTables(): string {
+  return [
+    optionTable('kvt controller', CONTROLLER_ENV_PREFIX, CONTROLLER_OPTIONS),
+    optionTable('kvt segmentstore', SEGMENT_STORE_ENV_PREFIX, SEGMENT_STORE_OPTIONS),
+    optionTable('kvt cluster', CLUSTER_ENV_PREFIX, CLUSTER_OPTIONS),
+  ].join('\n\n');
+}
+
+/** Stable codes, the client class raising each, and what it means. */
+export const ERROR_CODE_ROWS: readonly [code: string, errorClass: string, meaning: string][] = [
+  ['BAD_KEY_VERSION', 'BadKeyVersionError', 'a condition failed: the key exists (insert, NOT_EXISTS) or its version differs (stale, or of another segment)'],
+  ['NO_SUCH_KEY', 'NoSuchKeyError', 'a conditional update or remove named a key that does not exist'],
+  ['INVALID_ARGUMENT', 'InvalidArgumentError', 'bad name, configuration, key, value, batch, version or token; the message names the field and the limit; nothing was written'],
+  ['SCOPE_NOT_FOUND', 'ScopeNotFoundError', 'the scope does not exist'],
+  ['TABLE_NOT_FOUND', 'TableNotFoundError', 'the key-value table does not exist'],
+  ['TABLE_NOT_ACTIVE', 'TableNotActiveError', 'the table is being created or deleted'],
+  ['OBJECT_CLOSED', 'ObjectClosedError', 'the manager, factory or table was closed'],
+  ['UNAVAILABLE', 'UnavailableError', 'no store or controller answered within the deadline after retries (`maybeApplied` tells whether a write may have happened)'],
+  ['UNAUTHENTICATED', 'UnauthenticatedError', 'the server needs a token and none was sent'],
+  ['PERMISSION_DENIED', 'PermissionDeniedError', 'the token is wrong, or a data token was used for an admin call'],
+  ['DOCUMENT_CONFLICT', 'DocumentConflictError', 'a document edit named a stale or deleted revision'],
+  ['SEGMENT_NOT_FOUND', 'ServiceError', 'a store does not host the segment even after a routing refresh (wire code; the client retries once first)'],
+  ['INTERNAL', 'ServiceError', 'a server bug or storage failure'],
+  ['SERVICE_ERROR', 'ServiceError', 'an answer the client does not understand'],
+];
+
+/** The error-code table. */
+export function errorCodeTable(): string {
+  const rows = ERROR_CODE_ROWS.map(([code, cls, meaning]) => `| \`${code}\` | \`${cls}\` | ${meaning} |`);
+  return ['| code | client error | meaning |', '|---|---|---|', ...rows].join('\n');
+}
+
+/** Replaces the text between `<!-- name:begin -->` and `<!-- name:end -->`. */
+export function replaceSection(readme: string, name: string, body: string): string {
+  const begin = `<!-- ${name}:begin -->`;
+  const end = `<!-- ${name}:end -->`;
+  const a = readme.indexOf(begin);
+  const b = readme.indexOf(end);
+  if (a < 0 || b < a) throw new Error(`README.md has no ${begin} … ${end} section`);
+  return readme.slice(0, a + begin.length) + '\n' + body + '\n' + readme.slice(b);
+}
+
+/** README.md with both generated sections brought up to date. */
+export function updatedReadme(readme: string): string {
+  return replaceSection(replaceSection(readme, 'config', configurationTables()), 'errors', errorCodeTable());
+}
+
+if (require.main === module) {
+  const file = path.resolve(__dirname, '..', '..', 'README.md');
+  fs.writeFileSync(file, updatedReadme(fs.readFileSync(file, 'utf8')));
+  process.stdout.write(`updated ${file}\n`);
+}

@@ -1,0 +1,27 @@
+/** README.md stays true: generated tables match the code, every wire error code is documented. */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import * as client from '../../client';
+import { ErrorCodes } from '../../proto/error-codes';
+import { ERROR_CODE_ROWS, updatedReadme } from '../../scripts/readme-tables';
+import { REPO_ROOT } from '../harness/process';
+
+const readme = fs.readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
+
+describe('README.md', () => {
+  it('has configuration and error-code tables identical to what the code generates (npm run readme)', () => {
+    expect(updatedReadme(readme)).toBe(readme);
+  });
+
+  it('documents every wire error code, each with a client error class that exists', () => {
+    const documented = new Set(ERROR_CODE_ROWS.map(([code]) => code));
+    for (const code of Object.values(ErrorCodes)) expect(documented, code).toContain(code);
+    for (const [, cls] of ERROR_CODE_ROWS) expect(typeof (client as Record<string, unknown>)[cls], cls).toBe('function');
+  });
+
+  it('shows the two-command quickstart and the test command', () => {
+    expect(readme).toContain('npm install && npm start');
+    expect(readme).toContain('npm test');
+  });
+});
