@@ -106,6 +106,9 @@ export class TableTransport {
     const deadline = Date.now() + this.settings.timeoutMs;
     let refreshedForSegment = false;
     let staleGeneration: string | undefined;
+    // Sticky across attempts: once any attempt may have reached a store, a later "surely not sent"
+    // failure does not make the outcome known again.
+    let maybeApplied = false;
     for (let tries = 0; ; tries++) {
       this.checkOpen();
       let route: Route | undefined;
@@ -123,7 +126,7 @@ export class TableTransport {
         }
         const cause = err instanceof SubError ? err.error : err;
         // An update may have been applied when it got as far as a store and was not explicitly refused.
-        const maybeApplied = !policy.read && route !== undefined && isTransient(cause) && !surelyNotSent(cause);
+        maybeApplied ||= !policy.read && route !== undefined && isTransient(cause) && !surelyNotSent(cause);
         const site = { table: this.tableName, segment: route?.segmentId, keyAt: policy.keyAt, maybeApplied };
         if (!isRetryable(cause, policy.idempotent)) throw toKvtError(cause, site);
         const wait = backoffMs(tries + 1, this.settings.retry);
