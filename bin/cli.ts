@@ -3,7 +3,9 @@
  * client API only. Keys and values are UTF-8 strings. Output goes to stdout, problems to stderr as one
  * line; bad usage exits 2, a failed operation or a missing key exits 1.
  */
+import * as fs from 'node:fs';
 import { helpText, OptionSpec, parseOptions, ParsedOptions, UsageError } from '../proto/runtime/flags';
+import { quietIpServernameWarning } from '../proto/runtime/tls';
 import { KeyValueTable, KeyValueTableFactory, KeyValueTableManager, KvtError, Serializers } from '../client';
 import { exportTable, importFile } from './cli-bulk';
 
@@ -11,6 +13,12 @@ const ENV_PREFIX = 'KVT';
 const CONTROLLER: OptionSpec = {
   flag: 'controller', env: 'CONTROLLER', kind: 'string', default: '127.0.0.1:9090', description: 'controller address host:port',
 };
+/** Every command talks to the cluster: where, over TLS or not, with which token. */
+const CONNECTION: OptionSpec[] = [
+  CONTROLLER,
+  { flag: 'tls-ca', env: 'TLS_CA', kind: 'string', description: 'PEM CA file: connect over TLS, trusting this CA' },
+  { flag: 'token', env: 'TOKEN', kind: 'string', description: 'bearer token (data token; admin token to create/delete) — prefer the env variable' },
+];
 const FAMILY: OptionSpec = { flag: 'family', env: 'FAMILY', kind: 'string', description: 'key family' };
 
 interface Command {
@@ -31,8 +39,23 @@ export function parseTablePath(value: string): { scope: string; table: string } 
   return { scope: value.slice(0, slash), table: value.slice(slash + 1) };
 }
 
+/** Client options from the connection flags; reads the CA file. */
+function clientOptions(options: ParsedOptions): { controller: string; tls?: { ca: Buffer }; token?: string } {
+  const out: { controller: string; tls?: { ca: Buffer }; token?: string } = { controller: String(options.controller) };
+  if (options['tls-ca'] !== undefined) {
+    const file = String(options['tls-ca']);
+    try {
+      out.tls = { ca: fs.readFileSync(file) };
+    } catch (err) {
+      throw new Error(`cannot read --tls-ca ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+  }
+  if (options.token !== undefined) out.token = String(options.token);
+  return out;
+}
+
 async function withManager<T>(options: ParsedOptions, fn: (m: KeyValueTableManager) => Promise<T>): Promise<T> {
-  const manager = new KeyValueTableManager({ controller: String(options.controller) });
+  const manager = new KeyValueTableManager(clientOptions(options));
   try {
     return await fn(manager);
   } finally {
@@ -47,7 +70,7 @@ async function withTable<T>(
   fn: (table: KeyValueTable<string, string>) => Promise<T>,
 ): Promise<T> {
   const { scope, table } = parseTablePath(tablePath);
-  const factory = KeyValueTableFactory.withScope(scope, { controller: String(options.controller) });
+  const factory = KeyValueTableFactory.withScope(scope, clientOptions(options));
   try {
     const kvt = factory.forKeyValueTable(table, { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 });
     try {
@@ -67,22 +90,22 @@ const family = (options: ParsedOptions) => (options.family === undefined ? null 
 
 const COMMANDS: Record<string, Command> = {
   'scope create': {
-    usage: 'kvt scope create SCOPE', summary: 'Creates a scope (prints "created" or "exists").', options: [CONTROLLER], args: [1, 1],
+    usage: 'kvt scope create SCOPE', summary: 'Creates a scope (prints "created" or "exists").', options: CONNECTION, args: [1, 1],
     run: ([scope], o) => withManager(o, async (m) => out((await m.createScope(scope)) ? 'created' : 'exists')),
   },
   'scope delete': {
-    usage: 'kvt scope delete SCOPE', summary: 'Deletes an empty scope (prints "deleted" or "missing").', options: [CONTROLLER], args: [1, 1],
+    usage: 'kvt scope delete SCOPE', summary: 'Deletes an empty scope (prints "deleted" or "missing").', options: CONNECTION, args: [1, 1],
     run: ([scope], o) => withManager(o, async (m) => out((await m.deleteScope(scope)) ? 'deleted' : 'missing')),
   },
   'scope list': {
-    usage: 'kvt scope list', summary: 'Lists scopes, one a line.', options: [CONTROLLER], args: [0, 0],
+    usage: 'kvt scope list', summary: 'Lists scopes, one a line.', options: CONNECTION, args: [0, 0],
     run: (_a, o) => withManager(o, async (m) => {
       for await (const scope of m.listScopes()) out(scope);
     }),
   },
   'table create': {
     usage: 'kvt table create SCOPE/TABLE --partitions N', summary: 'Creates a key-value table (prints "created" or "exists").',
-    options: [CONTROLLER, { flag: 'partitions', env: 'PARTITIONS', kind: 'int', default: 4, description: 'partition count (1-1024)' }],
+    options: [...CONNECTION, { flag: 'partitions', env: 'PARTITIONS', kind: 'int', default: 4, description: 'partition count (1-1024)' }],
     args: [1, 1],
     run: ([t], o) => withManager(o, async (m) => {
       const { scope, table } = parseTablePath(t);
@@ -90,28 +113,28 @@ const COMMANDS: Record<string, Command> = {
     }),
   },
   'table get': {
-    usage: 'kvt table get SCOPE/TABLE', summary: 'Prints the configuration of a table as JSON.', options: [CONTROLLER], args: [1, 1],
+    usage: 'kvt table get SCOPE/TABLE', summary: 'Prints the configuration of a table as JSON.', options: CONNECTION, args: [1, 1],
     run: ([t], o) => withManager(o, async (m) => {
       const { scope, table } = parseTablePath(t);
       out(JSON.stringify(await m.getKeyValueTableConfiguration(scope, table)));
     }),
   },
   'table delete': {
-    usage: 'kvt table delete SCOPE/TABLE', summary: 'Deletes a table and all its data (prints "deleted" or "missing").', options: [CONTROLLER], args: [1, 1],
+    usage: 'kvt table delete SCOPE/TABLE', summary: 'Deletes a table and all its data (prints "deleted" or "missing").', options: CONNECTION, args: [1, 1],
     run: ([t], o) => withManager(o, async (m) => {
       const { scope, table } = parseTablePath(t);
       out((await m.deleteKeyValueTable(scope, table)) ? 'deleted' : 'missing');
     }),
   },
   'table list': {
-    usage: 'kvt table list SCOPE', summary: 'Lists the tables of a scope, one SCOPE/TABLE a line.', options: [CONTROLLER], args: [1, 1],
+    usage: 'kvt table list SCOPE', summary: 'Lists the tables of a scope, one SCOPE/TABLE a line.', options: CONNECTION, args: [1, 1],
     run: ([scope], o) => withManager(o, async (m) => {
       for await (const t of m.listKeyValueTables(scope)) out(`${t.scope}/${t.name}`);
     }),
   },
   put: {
     usage: 'kvt put SCOPE/TABLE [--family F] KEY VALUE', summary: 'Writes one key; prints its new version.',
-    options: [CONTROLLER, FAMILY, { flag: 'ttl-ms', env: 'TTL_MS', kind: 'int', min: 1, description: 'expire the entry after this many ms' }],
+    options: [...CONNECTION, FAMILY, { flag: 'ttl-ms', env: 'TTL_MS', kind: 'int', min: 1, description: 'expire the entry after this many ms' }],
     args: [3, 3],
     run: ([t, key, value], o) => withTable(t, o, async (kvt) => {
       const ttl = o['ttl-ms'] === undefined ? undefined : { ttlMs: Number(o['ttl-ms']) };
@@ -120,7 +143,7 @@ const COMMANDS: Record<string, Command> = {
   },
   get: {
     usage: 'kvt get SCOPE/TABLE [--family F] KEY', summary: 'Prints the value of one key (exit 1 when missing).',
-    options: [CONTROLLER, FAMILY], args: [2, 2],
+    options: [...CONNECTION, FAMILY], args: [2, 2],
     run: ([t, key], o) => withTable(t, o, async (kvt) => {
       const entry = await kvt.get(family(o), key);
       if (!entry) {
@@ -133,7 +156,7 @@ const COMMANDS: Record<string, Command> = {
   keys: {
     usage: 'kvt keys SCOPE/TABLE --family F [--prefix P] [--reverse] [--limit N]', summary: 'Lists the keys of a key family in order, one a line.',
     options: [
-      CONTROLLER, FAMILY,
+      ...CONNECTION, FAMILY,
       { flag: 'prefix', env: 'PREFIX', kind: 'string', description: 'only keys starting with this' },
       { flag: 'reverse', env: 'REVERSE', kind: 'bool', default: false, description: 'descending order' },
       { flag: 'limit', env: 'LIMIT', kind: 'int', min: 1, description: 'at most this many keys' },
@@ -156,12 +179,12 @@ const COMMANDS: Record<string, Command> = {
   },
   import: {
     usage: 'kvt import SCOPE/TABLE FILE.jsonl', summary: 'Loads JSON lines {"family"?, "key", "value"} (progress bar on a terminal).',
-    options: [CONTROLLER], args: [2, 2],
+    options: CONNECTION, args: [2, 2],
     run: ([t, file], o) => withTable(t, o, (kvt) => importFile(kvt, file)),
   },
   export: {
     usage: 'kvt export SCOPE/TABLE [--family F]', summary: 'Writes every entry (or one family) as JSON lines {"family"?, "key", "value"}.',
-    options: [CONTROLLER, FAMILY], args: [1, 1],
+    options: [...CONNECTION, FAMILY], args: [1, 1],
     run: ([t], o) => withTable(t, o, (kvt) => exportTable(kvt, family(o))),
   },
 };
@@ -170,6 +193,7 @@ const GROUPS = ['scope', 'table'];
 
 /** Entry point of the client commands: argv starts with the command name. */
 export async function main(argv: string[]): Promise<void> {
+  quietIpServernameWarning();
   const grouped = GROUPS.includes(argv[0]);
   const name = grouped ? `${argv[0]} ${argv[1] ?? ''}`.trim() : argv[0];
   const rest = argv.slice(grouped ? 2 : 1);

@@ -6,7 +6,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { helpText, OptionSpec, parseOptions, UsageError } from '../proto/runtime/flags';
+import { helpText, OptionSpec, parseOptions, ParsedOptions, UsageError } from '../proto/runtime/flags';
 
 export const CLUSTER_OPTIONS: readonly OptionSpec[] = [
   { flag: 'data-dir', env: 'DATA_DIR', kind: 'string', default: './data', description: 'directory holding controller/ and segmentstore-<i>/' },
@@ -14,7 +14,25 @@ export const CLUSTER_OPTIONS: readonly OptionSpec[] = [
   { flag: 'host', env: 'HOST', kind: 'string', default: '127.0.0.1', description: 'address every process binds' },
   { flag: 'controller-port', env: 'CONTROLLER_PORT', kind: 'int', default: 9090, min: 1, max: 65535, description: 'controller port (stores are told it)' },
   { flag: 'segment-store-port', env: 'SEGMENT_STORE_PORT', kind: 'int', default: 12345, min: 0, max: 65535, description: 'port of the first segment store (the next ones count up)' },
+  { flag: 'tls-cert', env: 'TLS_CERT', kind: 'string', description: 'PEM certificate file every process serves TLS with (needs --tls-key)' },
+  { flag: 'tls-key', env: 'TLS_KEY', kind: 'string', description: 'PEM private key file of --tls-cert' },
+  { flag: 'tls-ca', env: 'TLS_CA', kind: 'string', description: 'PEM CA file the processes trust for their calls to each other' },
+  { flag: 'data-token', env: 'DATA_TOKEN', kind: 'string', description: 'bearer token for data/read calls (prefer the env variable)' },
+  { flag: 'admin-token', env: 'ADMIN_TOKEN', kind: 'string', description: 'bearer token for admin calls (prefer the env variable)' },
 ];
+
+const TLS_FLAGS = ['tls-cert', 'tls-key', 'tls-ca'] as const;
+const TOKEN_ENV = { 'data-token': 'DATA_TOKEN', 'admin-token': 'ADMIN_TOKEN' } as const;
+
+/** The TLS flags to pass on (paths made absolute) and the tokens as the children's env variables. */
+function security(o: ParsedOptions, envPrefix: 'KVT_CONTROLLER' | 'KVT_SEGMENTSTORE'): { args: string[]; env: NodeJS.ProcessEnv } {
+  const args: string[] = [];
+  for (const flag of TLS_FLAGS) if (o[flag] !== undefined) args.push(`--${flag}`, path.resolve(String(o[flag])));
+  // Tokens go through the environment, not argv, so they do not show in `ps`.
+  const env: NodeJS.ProcessEnv = {};
+  for (const [flag, name] of Object.entries(TOKEN_ENV)) if (o[flag] !== undefined) env[`${envPrefix}_${name}`] = String(o[flag]);
+  return { args, env };
+}
 
 export const CLUSTER_ENV_PREFIX = 'KVT_CLUSTER';
 const LAUNCHER = path.resolve(__dirname, '..', '..', 'bin', 'kvt.js');
@@ -25,8 +43,8 @@ interface Child {
   exited: Promise<number | null>;
 }
 
-function launch(name: string, args: string[]): Child {
-  const proc = spawn(process.execPath, [LAUNCHER, ...args], { stdio: ['ignore', 'inherit', 'inherit'] });
+function launch(name: string, args: string[], env: NodeJS.ProcessEnv = {}): Child {
+  const proc = spawn(process.execPath, [LAUNCHER, ...args], { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, ...env } });
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   return { name, proc, exited };
 }
@@ -90,7 +108,12 @@ export async function main(argv: string[]): Promise<void> {
   process.on('SIGINT', () => shutdown(0));
   process.on('SIGTERM', () => shutdown(0));
 
-  const controller = launch('controller', ['controller', '--host', host, '--port', String(controllerPort), '--data-dir', path.join(dataDir, 'controller')]);
+  const controllerSecurity = security(o, 'KVT_CONTROLLER');
+  const controller = launch(
+    'controller',
+    ['controller', '--host', host, '--port', String(controllerPort), '--data-dir', path.join(dataDir, 'controller'), ...controllerSecurity.args],
+    controllerSecurity.env,
+  );
   children.push(controller);
   controller.exited.then(() => shutdown(stopping ? 0 : 1));
   try {
@@ -100,12 +123,13 @@ export async function main(argv: string[]): Promise<void> {
     shutdown(1);
     return;
   }
+  const storeSecurity = security(o, 'KVT_SEGMENTSTORE');
   for (let i = 0; i < Number(o['segment-stores']); i++) {
     const port = Number(o['segment-store-port']) === 0 ? 0 : Number(o['segment-store-port']) + i;
     const store = launch(`segmentstore-${i}`, [
       'segmentstore', '--host', host, '--port', String(port),
-      '--data-dir', path.join(dataDir, `segmentstore-${i}`), '--controller', `${host}:${controllerPort}`,
-    ]);
+      '--data-dir', path.join(dataDir, `segmentstore-${i}`), '--controller', `${host}:${controllerPort}`, ...storeSecurity.args,
+    ], storeSecurity.env);
     children.push(store);
     store.exited.then(() => shutdown(stopping ? 0 : 1));
   }

@@ -39,7 +39,7 @@ export class KeyValueTableFactory implements AsyncDisposable {
   private closed = false;
 
   private constructor(readonly scope: string, private readonly options: KeyValueTableFactoryOptions) {
-    this.connections = new Connections(options.controller);
+    this.connections = new Connections(options.controller, { tls: options.tls, token: options.token });
     this.coalescer = new Coalescer(this.connections, options.coalescing);
   }
 

@@ -57,7 +57,7 @@ export class KeyValueTableManager implements AsyncDisposable {
 
   constructor(options: Partial<KeyValueTableManagerOptions> = {}) {
     this.options = mergeOptions(defaultClientOptions(), options);
-    this.connections = new Connections(this.options.controller);
+    this.connections = new Connections(this.options.controller, { tls: this.options.tls, token: this.options.token });
   }
 
   /** Creates a scope; false when it already exists. */

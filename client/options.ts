@@ -1,8 +1,9 @@
 /** Options shared by the manager and the factory. */
+import type { ClientTlsOptions } from '../proto/runtime/tls';
 import { CoalescerOptions, defaultCoalescerOptions } from './internal/coalescer';
 import { defaultRetryOptions, RetryOptions } from './internal/retry';
 
-export type { CoalescerOptions, RetryOptions };
+export type { ClientTlsOptions, CoalescerOptions, RetryOptions };
 
 /** A logger the client may use; the client logs nothing unless given one. */
 export interface KvtLogger {
@@ -20,6 +21,16 @@ export interface ClientOptions {
   retry: RetryOptions;
   /** Optional logger; nothing is logged without one. @default undefined */
   logger?: KvtLogger;
+  /**
+   * TLS to the controller and the segment stores: `{ ca }` trusts that CA (PEM), `{}` the system's;
+   * `cert` + `key` present a client certificate. @default undefined (plaintext)
+   */
+  tls?: ClientTlsOptions;
+  /**
+   * Bearer token sent on every call (`authorization: Bearer <token>`): the data token for tables,
+   * the admin token for creating, updating and deleting scopes and tables. @default undefined
+   */
+  token?: string;
 }
 
 /** Options of {@link KeyValueTableFactory}. */

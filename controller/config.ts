@@ -2,7 +2,9 @@
  * Configuration of the controller process: flags override `KVT_CONTROLLER_*` environment variables,
  * which override the defaults below.
  */
+import { checkTokenFlags } from '../proto/runtime/auth';
 import { OptionSpec, parseOptions, UsageError } from '../proto/runtime/flags';
+import { checkTlsFlags } from '../proto/runtime/tls';
 import type { LogLevel } from '../proto/runtime/log';
 
 /** Effective settings of a controller. */
@@ -25,6 +27,16 @@ export interface ControllerConfig {
   storeCallTimeoutMs: number;
   /** @default 'info' */
   logLevel: LogLevel;
+  /** PEM certificate to serve TLS with (needs `tlsKey`); plaintext without. */
+  tlsCert?: string;
+  /** PEM private key of `tlsCert`. */
+  tlsKey?: string;
+  /** PEM CA trusted for the calls to segment stores (TLS is used for them whenever this is set or `tlsCert` is). */
+  tlsCa?: string;
+  /** Token accepted on data and read calls (needs `adminToken`). */
+  dataToken?: string;
+  /** Token required on admin calls and accepted on every call; also sent to the segment stores. */
+  adminToken?: string;
   /**
    * TEST ONLY (env `KVT_CONTROLLER_TEST_PAUSE_AFTER_SEGMENT_MS`, no flag): pause after each segment
    * created or deleted, one segment at a time, so a crash test can kill the controller midway.
@@ -47,6 +59,11 @@ export const CONTROLLER_OPTIONS: readonly OptionSpec[] = [
   { flag: 'resume-interval-ms', env: 'RESUME_INTERVAL_MS', kind: 'int', default: 2000, min: 50, max: 3_600_000, description: 'how often unfinished creates/deletes are resumed' },
   { flag: 'store-call-timeout-ms', env: 'STORE_CALL_TIMEOUT_MS', kind: 'int', default: 5000, min: 100, max: 600_000, description: 'deadline of each call to a segment store' },
   { flag: 'log-level', env: 'LOG_LEVEL', kind: 'string', default: 'info', description: 'debug | info | warn | error' },
+  { flag: 'tls-cert', env: 'TLS_CERT', kind: 'string', description: 'PEM certificate file: serve TLS (needs --tls-key)' },
+  { flag: 'tls-key', env: 'TLS_KEY', kind: 'string', description: 'PEM private key file of --tls-cert' },
+  { flag: 'tls-ca', env: 'TLS_CA', kind: 'string', description: 'PEM CA file trusted for calls to segment stores (TLS)' },
+  { flag: 'data-token', env: 'DATA_TOKEN', kind: 'string', description: 'bearer token for data/read calls (prefer the env variable)' },
+  { flag: 'admin-token', env: 'ADMIN_TOKEN', kind: 'string', description: 'bearer token for every call, required on admin calls' },
 ];
 
 const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
@@ -76,14 +93,25 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     resumeIntervalMs: Number(o['resume-interval-ms']),
     storeCallTimeoutMs: Number(o['store-call-timeout-ms']),
     logLevel,
+    tlsCert: optional(o['tls-cert']),
+    tlsKey: optional(o['tls-key']),
+    tlsCa: optional(o['tls-ca']),
+    dataToken: optional(o['data-token']),
+    adminToken: optional(o['admin-token']),
     testPauseAfterSegmentMs: testPause(env),
   };
+  checkTlsFlags({ certFile: config.tlsCert, keyFile: config.tlsKey, caFile: config.tlsCa });
+  checkTokenFlags(config);
   if (config.storeTimeoutMs <= config.heartbeatIntervalMs) {
     throw new UsageError(
       `store-timeout-ms is ${config.storeTimeoutMs}; it must exceed heartbeat-interval-ms (${config.heartbeatIntervalMs}), ideally 3-5 times`,
     );
   }
   return config;
+}
+
+function optional(value: unknown): string | undefined {
+  return value === undefined ? undefined : String(value);
 }
 
 function testPause(env: NodeJS.ProcessEnv): number {

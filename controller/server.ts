@@ -5,11 +5,13 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { controllerService } from '../proto/load';
+import { withAuth } from '../proto/runtime/auth';
 import { bindGrpcServer, newGrpcServer, shutdownGrpcServer } from '../proto/runtime/grpc-server';
 import { Logger, silentLogger } from '../proto/runtime/log';
+import { outgoingCredentials, readTlsFiles, serverCredentials } from '../proto/runtime/tls';
 import type { ControllerConfig } from './config';
 import { MetadataStore } from './metadata/metadata-store';
-import { controllerHandlers } from './service/controller-service';
+import { CONTROLLER_ADMIN_METHODS, controllerHandlers } from './service/controller-service';
 import { Resumer } from './service/resumer';
 import { SegmentStoreClients } from './service/segment-store-clients';
 import { SegmentWork } from './service/segment-work';
@@ -76,17 +78,20 @@ export class ControllerServer {
 
   private async startParts(): Promise<void> {
     const c = this.config;
+    // TLS files are read first: a bad one fails the start before anything is opened.
+    const tls = readTlsFiles({ certFile: c.tlsCert, keyFile: c.tlsKey, caFile: c.tlsCa });
     const meta = (this.parts.meta = await MetadataStore.open(c.dataDir));
     // A restart is a change of routing as far as liveness goes: every store starts in its grace period.
     await meta.bumpGeneration();
     const registry = (this.parts.registry = new StoreRegistry(meta, c, this.logger));
     registry.start();
-    const clients = (this.parts.clients = new SegmentStoreClients(c.storeCallTimeoutMs));
+    const clients = (this.parts.clients = new SegmentStoreClients(c.storeCallTimeoutMs, { credentials: outgoingCredentials(tls), token: c.adminToken }));
     const work = new SegmentWork(meta, registry, clients, this.logger, c.testPauseAfterSegmentMs);
     const ops = (this.parts.ops = new TableOperations(meta, registry, work, c, this.logger));
     const grpcServer = (this.parts.grpcServer = newGrpcServer());
-    grpcServer.addService(controllerService(), controllerHandlers({ meta, registry, ops, heartbeatIntervalMs: c.heartbeatIntervalMs, logger: this.logger }));
-    this.boundPort = await bindGrpcServer(grpcServer, c.host, c.port);
+    const handlers = controllerHandlers({ meta, registry, ops, heartbeatIntervalMs: c.heartbeatIntervalMs, logger: this.logger });
+    grpcServer.addService(controllerService(), withAuth(handlers, c, CONTROLLER_ADMIN_METHODS, this.logger));
+    this.boundPort = await bindGrpcServer(grpcServer, c.host, c.port, serverCredentials(tls));
     const resumer = (this.parts.resumer = new Resumer(meta, ops, c.resumeIntervalMs, this.logger));
     registry.onStoreLive(() => resumer.kick());
     resumer.start();

@@ -2,7 +2,9 @@
  * Configuration of a segment store: flags override `KVT_SEGMENTSTORE_*` environment variables, which
  * override the defaults below.
  */
+import { checkTokenFlags } from '../proto/runtime/auth';
 import { helpText, OptionSpec, parseOptions, UsageError } from '../proto/runtime/flags';
+import { checkTlsFlags } from '../proto/runtime/tls';
 import type { LogLevel } from '../proto/runtime/log';
 
 /** Effective configuration of one segment-store process. */
@@ -25,6 +27,16 @@ export interface SegmentStoreConfig {
   registerRetryMinMs: number;
   /** Largest retry delay of registration. @default 5000 */
   registerRetryMaxMs: number;
+  /** PEM certificate to serve TLS with (needs `tlsKey`); plaintext without. */
+  tlsCert?: string;
+  /** PEM private key of `tlsCert`. */
+  tlsKey?: string;
+  /** PEM CA trusted for the calls to the controller (TLS is used for them whenever this is set or `tlsCert` is). */
+  tlsCa?: string;
+  /** Token accepted on data and read calls (needs `adminToken`). */
+  dataToken?: string;
+  /** Token required on CreateSegment / DeleteSegment and accepted on every call; also sent to the controller. */
+  adminToken?: string;
 }
 
 /** Defaults of {@link SegmentStoreConfig}. */
@@ -53,6 +65,11 @@ export const SEGMENT_STORE_OPTIONS: readonly OptionSpec[] = [
   { flag: 'expiry-sweep-interval-ms', env: 'EXPIRY_SWEEP_INTERVAL_MS', kind: 'int', default: d.expirySweepIntervalMs, min: 0, max: 86_400_000, description: 'how often expired entries are removed (0 = never)' },
   { flag: 'register-retry-min-ms', env: 'REGISTER_RETRY_MIN_MS', kind: 'int', default: d.registerRetryMinMs, min: 10, max: 60_000, description: 'first delay between registration attempts' },
   { flag: 'register-retry-max-ms', env: 'REGISTER_RETRY_MAX_MS', kind: 'int', default: d.registerRetryMaxMs, min: 10, max: 600_000, description: 'largest delay between registration attempts' },
+  { flag: 'tls-cert', env: 'TLS_CERT', kind: 'string', description: 'PEM certificate file: serve TLS (needs --tls-key)' },
+  { flag: 'tls-key', env: 'TLS_KEY', kind: 'string', description: 'PEM private key file of --tls-cert' },
+  { flag: 'tls-ca', env: 'TLS_CA', kind: 'string', description: 'PEM CA file trusted for calls to the controller (TLS)' },
+  { flag: 'data-token', env: 'DATA_TOKEN', kind: 'string', description: 'bearer token for data/read calls (prefer the env variable)' },
+  { flag: 'admin-token', env: 'ADMIN_TOKEN', kind: 'string', description: 'bearer token for every call, required on segment create/delete; sent to the controller' },
 ];
 
 export const ENV_PREFIX = 'KVT_SEGMENTSTORE';
@@ -87,6 +104,17 @@ export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv 
     expirySweepIntervalMs: Number(o['expiry-sweep-interval-ms']),
     registerRetryMinMs: Number(o['register-retry-min-ms']),
     registerRetryMaxMs: Number(o['register-retry-max-ms']),
+    tlsCert: optional(o['tls-cert']),
+    tlsKey: optional(o['tls-key']),
+    tlsCa: optional(o['tls-ca']),
+    dataToken: optional(o['data-token']),
+    adminToken: optional(o['admin-token']),
   };
+  checkTlsFlags({ certFile: config.tlsCert, keyFile: config.tlsKey, caFile: config.tlsCa });
+  checkTokenFlags(config);
   return { config, help };
+}
+
+function optional(value: unknown): string | undefined {
+  return value === undefined ? undefined : String(value);
 }

@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { GRPC_CHANNEL_OPTIONS, kvtPackage } from '../proto/load';
 import type { HeartbeatRequest, HeartbeatResponse, RegisterSegmentStoreRequest, RegisterSegmentStoreResponse } from '../proto/messages';
+import { withBearerToken } from '../proto/runtime/auth';
 import type { Logger } from '../proto/runtime/log';
 
 const STORE_ID_FILE = 'STORE_ID';
@@ -45,6 +46,10 @@ export interface RegistrationOptions {
   retryMaxMs?: number;
   /** Deadline of each controller call. @default 5000 */
   callTimeoutMs?: number;
+  /** Credentials of the channel to the controller. @default plaintext */
+  credentials?: grpc.ChannelCredentials;
+  /** The admin token, sent as `authorization: Bearer <token>` when the controller requires one. */
+  token?: string;
 }
 
 type Unary<Req, Res> = (req: Req, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: Res) => void) => void;
@@ -64,7 +69,8 @@ export class ControllerRegistration {
 
   constructor(private readonly options: RegistrationOptions) {
     const Controller = kvtPackage().Controller;
-    this.client = new Controller(options.controller, grpc.credentials.createInsecure(), GRPC_CHANNEL_OPTIONS) as unknown as ControllerClient;
+    const credentials = options.credentials ?? grpc.credentials.createInsecure();
+    this.client = new Controller(options.controller, credentials, withBearerToken(GRPC_CHANNEL_OPTIONS, options.token)) as unknown as ControllerClient;
   }
 
   /** Starts registering, then heartbeating, in the background. */
@@ -112,7 +118,7 @@ export class ControllerRegistration {
         intervalMs = res.heartbeatIntervalMs > 0 ? res.heartbeatIntervalMs : 1000;
       } catch (err) {
         // One warning per outage; the retries after it are debug noise.
-        if (failures++ === 0) log.warn('controller unreachable; retrying registration', { controller, err });
+        if (failures++ === 0) log.warn(registrationFailure(err), { controller, err });
         else log.debug('registration retry failed', { controller, err, retryInMs: delay });
         await this.sleep(delay);
         delay = Math.min(delay * 2, max);
@@ -144,4 +150,13 @@ export class ControllerRegistration {
       }
     }
   }
+}
+
+/** The warning for a failed registration: a refused token needs a person, an outage only patience. */
+function registrationFailure(err: unknown): string {
+  const code = (err as { code?: unknown }).code;
+  if (code === grpc.status.UNAUTHENTICATED || code === grpc.status.PERMISSION_DENIED) {
+    return 'controller refused the registration (check --admin-token); retrying';
+  }
+  return 'controller unreachable; retrying registration';
 }

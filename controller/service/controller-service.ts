@@ -31,6 +31,14 @@ export interface ControllerServiceDeps {
   clock?: () => number;
 }
 
+/**
+ * Methods that need the admin token when tokens are configured: everything that changes metadata,
+ * and the segment stores' own registration and heartbeats. The rest accept the data token too.
+ */
+export const CONTROLLER_ADMIN_METHODS: ReadonlySet<string> = new Set([
+  'CreateScope', 'DeleteScope', 'CreateTable', 'UpdateTable', 'DeleteTable', 'RegisterSegmentStore', 'Heartbeat',
+]);
+
 /** The handler map for `server.addService(controllerService(), …)`. */
 export function controllerHandlers(deps: ControllerServiceDeps): grpc.UntypedServiceImplementation {
   const onInternal = (err: unknown) => deps.logger.error('internal error', { err });

@@ -4,15 +4,29 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { GRPC_CHANNEL_OPTIONS, kvtPackage } from '../../proto/load';
+import { withBearerToken } from '../../proto/runtime/auth';
 import type { CreateSegmentResponse, DeleteSegmentResponse } from '../../proto/messages';
 
 type UnaryMethod = (request: unknown, metadata: grpc.Metadata, options: grpc.CallOptions, callback: (err: grpc.ServiceError | null, res: unknown) => void) => void;
 
+/** How the controller reaches the stores: channel credentials and the (admin) token to send. */
+export interface StoreClientSecurity {
+  /** @default plaintext */
+  credentials?: grpc.ChannelCredentials;
+  /** Sent as `authorization: Bearer <token>` on every call. */
+  token?: string;
+}
+
 /** A pool of SegmentStore clients keyed by address. */
 export class SegmentStoreClients {
   private readonly clients = new Map<string, grpc.Client>();
+  private readonly credentials: grpc.ChannelCredentials;
+  private readonly clientOptions: grpc.ClientOptions;
 
-  constructor(private readonly callTimeoutMs: number) {}
+  constructor(private readonly callTimeoutMs: number, security: StoreClientSecurity = {}) {
+    this.credentials = security.credentials ?? grpc.credentials.createInsecure();
+    this.clientOptions = withBearerToken(GRPC_CHANNEL_OPTIONS, security.token);
+  }
 
   /** CreateSegment on the store at `address`; true when it was created now, false when it existed. */
   async createSegment(address: string, segmentId: string, table: string): Promise<boolean> {
@@ -36,7 +50,7 @@ export class SegmentStoreClients {
     let client = this.clients.get(address);
     if (!client) {
       const Ctor = kvtPackage().SegmentStore;
-      client = new Ctor(address, grpc.credentials.createInsecure(), GRPC_CHANNEL_OPTIONS);
+      client = new Ctor(address, this.credentials, this.clientOptions);
       this.clients.set(address, client);
     }
     return client;

@@ -1,6 +1,7 @@
 /** Shared `main` plumbing for the server processes: signals, one-line start failures, exit codes. */
 import * as grpc from '@grpc/grpc-js';
 import { UsageError } from './flags';
+import { quietIpServernameWarning } from './tls';
 
 /** Something started that can be stopped (idempotently). */
 export interface Stoppable {
@@ -16,6 +17,7 @@ export interface Stoppable {
 export async function runProcess(command: string, start: () => Promise<Stoppable>): Promise<void> {
   // grpc-js writes its own diagnostics to stderr; keep stderr for the one-line start failure.
   grpc.setLogVerbosity(grpc.logVerbosity.NONE);
+  quietIpServernameWarning();
   let running: Stoppable | undefined;
   let signalled = false;
   let stopping = false;
