@@ -37,6 +37,11 @@ export const GRPC_CHANNEL_OPTIONS: grpc.ChannelOptions = {
   'grpc.keepalive_time_ms': 30_000,
   'grpc.keepalive_timeout_ms': 10_000,
   'grpc.keepalive_permit_without_calls': 1,
+  // grpc-js backs off reconnects up to 120 s, failing every call meanwhile with "No connection
+  // established": a controller or store restarted on the same address would stay unreachable far
+  // longer than any call's deadline. Restarts are routine here, so reconnect quickly.
+  'grpc.initial_reconnect_backoff_ms': 100,
+  'grpc.max_reconnect_backoff_ms': 1_000,
 };
 
 /** Server options shared by every component. */

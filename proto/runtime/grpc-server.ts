@@ -1,10 +1,18 @@
 /** Binding and stopping a grpc-js server, with errors a person can act on. */
 import * as grpc from '@grpc/grpc-js';
 import { GRPC_SERVER_OPTIONS } from '../load';
+import { tolerantDecoding } from './status';
+
+/** A grpc-js server whose services decode requests tolerantly (malformed bytes → INVALID_ARGUMENT, not INTERNAL). */
+class KvtGrpcServer extends grpc.Server {
+  override addService(service: grpc.ServiceDefinition, implementation: grpc.UntypedServiceImplementation): void {
+    super.addService(tolerantDecoding(service), implementation);
+  }
+}
 
 /** A new grpc-js server with kvt's shared options. */
 export function newGrpcServer(): grpc.Server {
-  return new grpc.Server(GRPC_SERVER_OPTIONS);
+  return new KvtGrpcServer(GRPC_SERVER_OPTIONS);
 }
 
 /**

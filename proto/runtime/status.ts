@@ -62,9 +62,43 @@ export function toServiceError(err: unknown): Partial<grpc.StatusObject> {
   return { code: grpcStatusFor(fault.code), details: fault.message, metadata };
 }
 
+/** What a tolerant request decoder hands to the handler instead of a message it could not decode. */
+export class MalformedRequest {
+  constructor(
+    /** The method's path, e.g. `/kvt.v1.SegmentStore/Update`. */
+    readonly path: string,
+    /** Why the bytes do not decode. */
+    readonly reason: string,
+  ) {}
+}
+
+/**
+ * The service definition with request decoders that never throw: grpc-js answers a throwing decoder
+ * with INTERNAL, but bytes that are not a valid message are the caller's fault. A failed decode
+ * yields a {@link MalformedRequest}, which `unary()` answers with INVALID_ARGUMENT.
+ */
+export function tolerantDecoding(service: grpc.ServiceDefinition): grpc.ServiceDefinition {
+  const out: Record<string, grpc.MethodDefinition<unknown, unknown>> = {};
+  for (const [name, method] of Object.entries(service as Record<string, grpc.MethodDefinition<unknown, unknown>>)) {
+    const decode = method.requestDeserialize;
+    out[name] = {
+      ...method,
+      requestDeserialize: (bytes: Buffer) => {
+        try {
+          return decode(bytes);
+        } catch (err) {
+          return new MalformedRequest(method.path, err instanceof Error ? err.message : String(err));
+        }
+      },
+    };
+  }
+  return out as grpc.ServiceDefinition;
+}
+
 /**
  * Wraps an async handler as a grpc-js unary handler: resolves → callback(null, value),
  * throws → callback(toServiceError(err)). Never lets an exception escape into grpc-js.
+ * A {@link MalformedRequest} (see `tolerantDecoding`) is answered with INVALID_ARGUMENT.
  */
 export function unary<Req, Res>(
   handler: (request: Req, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res>,
@@ -72,8 +106,11 @@ export function unary<Req, Res>(
 ): grpc.handleUnaryCall<Req, Res> {
   return (call, callback) => {
     let promise: Promise<Res>;
+    const request: unknown = call.request;
     try {
-      promise = handler(call.request, call);
+      promise = request instanceof MalformedRequest
+        ? Promise.reject(invalidArgument(`request is not a valid ${request.path.slice(1)} message: ${request.reason}`))
+        : handler(call.request, call);
     } catch (err) {
       promise = Promise.reject(err);
     }

@@ -192,6 +192,18 @@ export class TestCluster {
     return proc;
   }
 
+  /**
+   * Restarts segment store `index` on its data dir (a new ephemeral port unless `port` is given) and
+   * waits until the controller accepted its registration.
+   */
+  async restartStore(index: number, port = 0, extraArgs: string[] = []): Promise<KvtProcess> {
+    const args = ['--port', String(port), ...extraArgs];
+    const proc = await startSegmentStore(path.join(this.root, `segmentstore-${index}`), this.controller.address, args);
+    this.stores[index] = proc;
+    await proc.waitForLog('registered with controller');
+    return proc;
+  }
+
   async stop(): Promise<void> {
     await Promise.all(this.stores.map((s) => s.stop()));
     await this.controller.stop();
