@@ -46,6 +46,12 @@ function conditionOf(version: Version | undefined): Modification['condition'] {
   return { kind: 'VERSION', segmentId: version.segmentId, sequence: version.sequence };
 }
 
+function wireModification(
+  type: Modification['type'], family: string, key: Uint8Array, value: Uint8Array, condition: Modification['condition'], ttlMs: string,
+): Modification {
+  return { type, family, key, value, condition, ttlMs, rangeFrom: EMPTY, rangeTo: EMPTY, rangePrefix: EMPTY };
+}
+
 /** A table of keys K and values V; obtain one from `KeyValueTableFactory.forKeyValueTable`. */
 export class KeyValueTable<K, V> implements AsyncDisposable {
   private closed = false;
@@ -216,9 +222,7 @@ export class KeyValueTable<K, V> implements AsyncDisposable {
     const condition = conditionOf(checkVersion(version));
     const keyBytes = this.serializeKey(key, familyLength);
     const valueBytes = value === undefined ? EMPTY : this.serializeValue(value);
-    const modification: Modification = {
-      type, family: family ?? '', key: keyBytes, value: valueBytes, condition, ttlMs: checkTtl(ttlMs), rangeFrom: EMPTY, rangeTo: EMPTY, rangePrefix: EMPTY,
-    };
+    const modification = wireModification(type, family ?? '', keyBytes, valueBytes, condition, checkTtl(ttlMs));
     const batch: Batch = {
       family, point: routingPoint(family, keyBytes), modifications: [modification], keys: [key],
       bytes: keyBytes.length + valueBytes.length, idempotent: type !== 'INSERT' && condition === undefined,
@@ -247,22 +251,22 @@ export class KeyValueTable<K, V> implements AsyncDisposable {
   }
 
   private modificationOf(family: string, familyLength: number, m: TableModification<K, V>, i: number): Modification {
-    const base = { family, rangeFrom: EMPTY, rangeTo: EMPTY, rangePrefix: EMPTY, ttlMs: '0', key: EMPTY, value: EMPTY };
+    // Every wire modification has the same shape, built in one literal (object spreads were the
+    // client's top cost in W4 profiles).
     switch (m?.type) {
       case 'insert':
-        return { ...base, type: 'INSERT', key: this.serializeKey(m.key, familyLength, i), value: this.serializeValue(m.value, i), ttlMs: checkTtl(m.ttlMs, i) };
+        return wireModification('INSERT', family, this.serializeKey(m.key, familyLength, i), this.serializeValue(m.value, i), undefined, checkTtl(m.ttlMs, i));
       case 'put':
-        return {
-          ...base, type: 'PUT', key: this.serializeKey(m.key, familyLength, i), value: this.serializeValue(m.value, i),
-          ttlMs: checkTtl(m.ttlMs, i), condition: conditionOf(checkVersion(m.version, i)),
-        };
+        return wireModification('PUT', family, this.serializeKey(m.key, familyLength, i), this.serializeValue(m.value, i), conditionOf(checkVersion(m.version, i)), checkTtl(m.ttlMs, i));
       case 'remove':
-        return { ...base, type: 'REMOVE', key: this.serializeKey(m.key, familyLength, i), condition: conditionOf(checkVersion(m.version, i)) };
-      case 'removeRange':
-        return {
-          ...base, type: 'REMOVE_RANGE', rangeFrom: this.boundOf(m.from, familyLength), rangeTo: this.boundOf(m.to, familyLength),
-          rangePrefix: this.boundOf(m.prefix, familyLength),
-        };
+        return wireModification('REMOVE', family, this.serializeKey(m.key, familyLength, i), EMPTY, conditionOf(checkVersion(m.version, i)), '0');
+      case 'removeRange': {
+        const w = wireModification('REMOVE_RANGE', family, EMPTY, EMPTY, undefined, '0');
+        w.rangeFrom = this.boundOf(m.from, familyLength);
+        w.rangeTo = this.boundOf(m.to, familyLength);
+        w.rangePrefix = this.boundOf(m.prefix, familyLength);
+        return w;
+      }
       default:
         throw new InvalidArgumentError(`modification ${i} has type ${JSON.stringify((m as { type?: unknown })?.type)}; expected insert, put, remove or removeRange`, { index: i });
     }

@@ -7,14 +7,18 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type * as grpc from '@grpc/grpc-js';
-import { segmentStoreService } from '../proto/load';
+import { withAuth } from '../proto/runtime/auth';
 import { jsonLogger, Logger } from '../proto/runtime/log';
 import { bindGrpcServer, newGrpcServer, shutdownGrpcServer } from '../proto/runtime/grpc-server';
+import { outgoingCredentials, readTlsFiles, serverCredentials, TlsMaterial } from '../proto/runtime/tls';
 import { defaultSegmentStoreConfig, SegmentStoreConfig } from './config';
 import { ControllerRegistration, loadStoreId } from './registration';
-import { segmentStoreHandlers } from './service/segment-store-service';
+import { segmentStoreDefinition, segmentStoreHandlers } from './service/segment-store-service';
 import { SegmentEngine, StorageLockedError } from './storage/segment-engine';
 import type { SegmentEngineOptions } from './storage/segment-state';
+
+/** Methods that need the admin token when tokens are configured (the controller's segment lifecycle calls). */
+export const SEGMENT_STORE_ADMIN_METHODS: ReadonlySet<string> = new Set(['CreateSegment', 'DeleteSegment']);
 
 /** Lifecycle states of {@link SegmentStoreServer}. */
 export type ServerState = 'created' | 'starting' | 'running' | 'stopping' | 'stopped' | 'failed';
@@ -72,28 +76,36 @@ export class SegmentStoreServer {
   private async run(): Promise<void> {
     this.stateName = 'starting';
     try {
+      // TLS files are read first: a bad one fails the start before the data directory is locked.
+      const tls = readTlsFiles({ certFile: this.config.tlsCert, keyFile: this.config.tlsKey, caFile: this.config.tlsCa });
       await this.openEngine();
       this.grpcServer = newGrpcServer();
-      this.grpcServer.addService(segmentStoreService(), segmentStoreHandlers(this.engineRef!, this.log));
-      this.port = await bindGrpcServer(this.grpcServer, this.config.host, this.config.port);
+      const handlers = segmentStoreHandlers(this.engineRef!, this.log);
+      this.grpcServer.addService(segmentStoreDefinition(), withAuth(handlers, this.config, SEGMENT_STORE_ADMIN_METHODS, this.log));
+      this.port = await bindGrpcServer(this.grpcServer, this.config.host, this.config.port, serverCredentials(tls));
       this.stateName = 'running';
       this.log.info('segment store started', { port: this.port, storeId: this.storeId, address: this.address, dataDir: this.config.dataDir });
-      if (this.config.controller) {
-        this.registration = new ControllerRegistration({
-          controller: this.config.controller,
-          storeId: this.storeId,
-          address: this.address,
-          log: this.log,
-          retryMinMs: this.config.registerRetryMinMs,
-          retryMaxMs: this.config.registerRetryMaxMs,
-        });
-        this.registration.start();
-      }
+      if (this.config.controller) this.register(this.config.controller, tls);
     } catch (err) {
       await this.release();
       this.stateName = 'failed';
       throw err;
     }
+  }
+
+  /** Starts registering with the controller, over TLS when this store runs TLS, with the admin token. */
+  private register(controller: string, tls: TlsMaterial): void {
+    this.registration = new ControllerRegistration({
+      controller,
+      storeId: this.storeId,
+      address: this.address,
+      log: this.log,
+      retryMinMs: this.config.registerRetryMinMs,
+      retryMaxMs: this.config.registerRetryMaxMs,
+      credentials: outgoingCredentials(tls),
+      token: this.config.adminToken,
+    });
+    this.registration.start();
   }
 
   private async openEngine(): Promise<void> {

@@ -4,6 +4,10 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { GRPC_CHANNEL_OPTIONS, kvtPackage } from '../../proto/load';
+import { withBearerToken } from '../../proto/runtime/auth';
+import { clientCredentials, ClientTlsOptions } from '../../proto/runtime/tls';
+import { InvalidArgumentError } from '../errors';
+import { segmentStoreClientClass } from './wire-codec';
 
 /** A grpc-js client of one kvt service. */
 export type ServiceClient = grpc.Client & Record<string, unknown>;
@@ -22,16 +26,34 @@ export function callUnary<Req, Res>(client: ServiceClient, method: string, reque
   });
 }
 
+/** How a client's channels are secured: TLS and the bearer token sent on every call. */
+export interface ConnectionSecurity {
+  /** TLS towards the controller and every segment store; plaintext without. */
+  tls?: ClientTlsOptions;
+  /** Sent as `authorization: Bearer <token>`. */
+  token?: string;
+}
+
 /** Lazily created channels, one per address. */
 export class Connections {
   private readonly stores = new Map<string, ServiceClient>();
   private controllerClient: ServiceClient | undefined;
+  private readonly credentials: grpc.ChannelCredentials;
+  private readonly clientOptions: grpc.ClientOptions;
 
-  constructor(private readonly controllerAddress: string) {}
+  /** @throws InvalidArgumentError for unusable TLS options or token (never echoing the token). */
+  constructor(private readonly controllerAddress: string, security: ConnectionSecurity = {}) {
+    try {
+      this.credentials = clientCredentials(security.tls);
+      this.clientOptions = withBearerToken(GRPC_CHANNEL_OPTIONS, security.token);
+    } catch (err) {
+      throw new InvalidArgumentError((err as Error).message);
+    }
+  }
 
   /** The controller client. */
   controller(): ServiceClient {
-    this.controllerClient ??= new (kvtPackage().Controller)(this.controllerAddress, grpc.credentials.createInsecure(), GRPC_CHANNEL_OPTIONS) as ServiceClient;
+    this.controllerClient ??= new (kvtPackage().Controller)(this.controllerAddress, this.credentials, this.clientOptions) as ServiceClient;
     return this.controllerClient;
   }
 
@@ -39,7 +61,7 @@ export class Connections {
   store(address: string): ServiceClient {
     let client = this.stores.get(address);
     if (!client) {
-      client = new (kvtPackage().SegmentStore)(address, grpc.credentials.createInsecure(), GRPC_CHANNEL_OPTIONS) as ServiceClient;
+      client = new (segmentStoreClientClass())(address, this.credentials, this.clientOptions) as ServiceClient;
       this.stores.set(address, client);
     }
     return client;

@@ -36,11 +36,13 @@ export async function* iteratePages(transport: TableTransport, pick: (t: Routing
     while (entries.length < state.maxKeysAtOnce) {
       const { response, route } = await transport.iterate(pick, (segment) => requestOf(state, segment, state.maxKeysAtOnce - entries.length));
       segmentId = route.segmentId;
-      for (const item of response.items) {
-        entries.push(item);
-        bytes += item.key.length + item.value.length;
-        state.after = Buffer.from(item.key);
+      const items = response.items;
+      for (let i = 0; i < items.length; i++) {
+        entries.push(items[i]);
+        bytes += items[i].key.length + items[i].value.length;
       }
+      // Only the last key is the position; a copy, so the token never pins the response buffer.
+      if (items.length > 0) state.after = Buffer.from(items[items.length - 1].key);
       // An empty answer ends the iteration even without `done`, so a confused store cannot loop us forever.
       if (response.done || response.items.length === 0) state.done = true;
       // The page cap ends a page early.

@@ -21,9 +21,11 @@ import type {
   SubResponse,
   UpdateRequest,
 } from '../../proto/messages';
+import { segmentStoreService } from '../../proto/load';
 import type { Logger } from '../../proto/runtime/log';
 import { faultOf, invalidArgument, unary } from '../../proto/runtime/status';
 import { SegmentEngine } from '../storage/segment-engine';
+import { withFastCodecs } from './wire-codec';
 
 function subRequestKind(sub: SubRequest): 'update' | 'get' | undefined {
   if (sub?.request === 'update' || (sub?.request === undefined && sub?.update)) return 'update';
@@ -57,7 +59,12 @@ export function execute(engine: SegmentEngine, req: ExecuteRequest): Promise<Exe
   return Promise.all(pending).then((responses) => ({ responses }));
 }
 
-/** The handlers object to pass to `server.addService(segmentStoreService(), …)`. */
+/** The service definition to serve: the loader's, with the hand-written codecs of wire-codec.ts for Execute and Iterate. */
+export function segmentStoreDefinition(): grpc.ServiceDefinition {
+  return withFastCodecs(segmentStoreService());
+}
+
+/** The handlers object to pass to `server.addService(segmentStoreDefinition(), …)`. */
 export function segmentStoreHandlers(engine: SegmentEngine, log: Logger): grpc.UntypedServiceImplementation {
   const onInternal = (err: unknown) => log.error('internal error', { err });
   return {

@@ -16,9 +16,9 @@ export interface PageItem {
   sequence: string;
 }
 
-/** A page and whether it is the last one. */
+/** A page and whether it is the last one; its items are wire Entries (found is always true). */
 export interface Page {
-  items: PageItem[];
+  items: (PageItem & { found: true })[];
   done: boolean;
 }
 
@@ -35,7 +35,7 @@ export async function readPage(
   const range = storageRange(familyPrefix(dataPrefix, req.family), req);
   if (!range) return { items: [], done: true };
   const page = await collect(db, { ...range, reverse: req.reverse }, req, now, pageBytes, (key, value, stored) => ({
-    key: userKeyOf(key), value, sequence: String(valueSequence(stored)),
+    found: true as const, key: userKeyOf(key), value, sequence: String(valueSequence(stored)),
   }));
   return { items: page.items, done: page.done };
 }

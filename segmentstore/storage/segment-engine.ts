@@ -309,8 +309,7 @@ export class SegmentEngine {
     const checked = checkIterate(req);
     // Staged writes of this segment become visible to the snapshot once their batch is on disk.
     await seg.lastBatch?.done.catch(() => undefined);
-    const page = await readPage(this.db, seg.dataPrefix, checked, this.clock());
-    return { items: page.items.map((it) => ({ found: true, ...it })), done: page.done };
+    return readPage(this.db, seg.dataPrefix, checked, this.clock());
   }
 
   /**

@@ -1,0 +1,314 @@
+/**
+ * Hand-written protobuf codecs for the segment store's hottest messages: decoding `ExecuteRequest`,
+ * encoding `ExecuteResponse` and `IterateResponse`.
+ *
+ * Why: profiles of W1/W4 showed the generic loader (protobufjs `toObject` with defaults) spending most
+ * of its time allocating a fresh empty Buffer for every unset bytes field of every Modification, and
+ * `fromObject` + `encode` copying every Entry of a page. These codecs produce exactly the shapes
+ * `proto/load.ts` produces (camelCase, enums as names, uint64 as strings, bytes as Buffer, defaults
+ * filled in, the oneof's virtual field), so handlers cannot tell the difference; the equivalence is
+ * tested against the loader in test/unit/segmentstore/wire-codec.test.ts. Everything else keeps the
+ * loader's codecs.
+ */
+import type * as grpc from '@grpc/grpc-js';
+import type { ExecuteResponse, IterateResponse } from '../../proto/messages';
+
+const EMPTY: Buffer = Buffer.alloc(0);
+const MODIFICATION_TYPES = ['PUT', 'INSERT', 'REMOVE', 'REMOVE_RANGE'] as const;
+const CONDITION_KINDS = ['NONE', 'NOT_EXISTS', 'VERSION'] as const;
+
+/** A cursor over one protobuf message (or a length-delimited part of one). */
+class Reader {
+  constructor(readonly buf: Buffer, public pos: number, readonly end: number) {}
+
+  /** A varint as a JS number (uint32 range is exact; int32 negatives come back as in protobufjs). */
+  varint(): number {
+    let result = 0;
+    let shift = 0;
+    for (;;) {
+      if (this.pos >= this.end) throw new Error('truncated varint');
+      const b = this.buf[this.pos++];
+      if (shift < 32) result |= (b & 0x7f) << shift;
+      if ((b & 0x80) === 0) return result;
+      shift += 7;
+      if (shift > 63) throw new Error('varint too long');
+    }
+  }
+
+  /** A length-delimited field as a sub-reader. */
+  sub(): Reader {
+    const len = this.varint() >>> 0;
+    const start = this.pos;
+    if (start + len > this.end) throw new Error('truncated field');
+    this.pos = start + len;
+    return new Reader(this.buf, start, start + len);
+  }
+
+  bytes(): Buffer {
+    const r = this.sub();
+    return r.end === r.pos ? EMPTY : this.buf.subarray(r.pos, r.end);
+  }
+
+  string(): string {
+    const r = this.sub();
+    return r.end === r.pos ? '' : this.buf.toString('utf8', r.pos, r.end);
+  }
+
+  skip(wireType: number): void {
+    if (wireType === 0) this.varint();
+    else if (wireType === 1) this.pos += 8;
+    else if (wireType === 2) this.sub();
+    else if (wireType === 5) this.pos += 4;
+    else throw new Error(`unsupported wire type ${wireType}`);
+    if (this.pos > this.end) throw new Error('truncated field');
+  }
+
+  more(): boolean {
+    return this.pos < this.end;
+  }
+}
+
+function enumName<T extends string>(names: readonly T[], n: number): T | number {
+  return n >= 0 && n < names.length ? names[n] : n;
+}
+
+function decodeCondition(r: Reader): Record<string, unknown> {
+  const c = { kind: 'NONE' as string | number, segmentId: '', sequence: '' };
+  while (r.more()) {
+    const tag = r.varint();
+    const field = tag >>> 3;
+    if (field === 1 && (tag & 7) === 0) c.kind = enumName(CONDITION_KINDS, r.varint());
+    else if (field === 2 && (tag & 7) === 2) c.segmentId = r.string();
+    else if (field === 3 && (tag & 7) === 2) c.sequence = r.string();
+    else r.skip(tag & 7);
+  }
+  return c;
+}
+
+function decodeModification(r: Reader): Record<string, unknown> {
+  const m = {
+    type: 'PUT' as string | number, family: '', key: EMPTY, value: EMPTY, condition: null as Record<string, unknown> | null,
+    ttlMs: '', rangeFrom: EMPTY, rangeTo: EMPTY, rangePrefix: EMPTY,
+  };
+  while (r.more()) {
+    const tag = r.varint();
+    const field = tag >>> 3;
+    const wt = tag & 7;
+    if (field === 1 && wt === 0) m.type = enumName(MODIFICATION_TYPES, r.varint());
+    else if (wt !== 2 || field < 2 || field > 9) r.skip(wt);
+    else if (field === 2) m.family = r.string();
+    else if (field === 3) m.key = r.bytes();
+    else if (field === 4) m.value = r.bytes();
+    else if (field === 5) m.condition = decodeCondition(r.sub());
+    else if (field === 6) m.ttlMs = r.string();
+    else if (field === 7) m.rangeFrom = r.bytes();
+    else if (field === 8) m.rangeTo = r.bytes();
+    else m.rangePrefix = r.bytes();
+  }
+  return m;
+}
+
+/** UpdateRequest (repeated field 2 of Modification) or GetRequest (repeated field 2 of KeyRef). */
+function decodeSegmentRequest(r: Reader, item: (r: Reader) => Record<string, unknown>, listName: 'modifications' | 'keys'): Record<string, unknown> {
+  const list: Record<string, unknown>[] = [];
+  let segmentId = '';
+  while (r.more()) {
+    const tag = r.varint();
+    if (tag === ((1 << 3) | 2)) segmentId = r.string();
+    else if (tag === ((2 << 3) | 2)) list.push(item(r.sub()));
+    else r.skip(tag & 7);
+  }
+  return { [listName]: list, segmentId };
+}
+
+function decodeKeyRef(r: Reader): Record<string, unknown> {
+  const k = { family: '', key: EMPTY };
+  while (r.more()) {
+    const tag = r.varint();
+    if (tag === ((1 << 3) | 2)) k.family = r.string();
+    else if (tag === ((2 << 3) | 2)) k.key = r.bytes();
+    else r.skip(tag & 7);
+  }
+  return k;
+}
+
+function decodeSubRequest(r: Reader): Record<string, unknown> {
+  const s: Record<string, unknown> = {};
+  while (r.more()) {
+    const tag = r.varint();
+    if (tag === ((1 << 3) | 2)) s.update = decodeSegmentRequest(r.sub(), decodeModification, 'modifications');
+    else if (tag === ((2 << 3) | 2)) s.get = decodeSegmentRequest(r.sub(), decodeKeyRef, 'keys');
+    else r.skip(tag & 7);
+  }
+  // The loader names the set member of the oneof; with both on the wire, the later field wins.
+  if (s.get) s.request = 'get';
+  else if (s.update) s.request = 'update';
+  return s;
+}
+
+/** Decodes an `ExecuteRequest` exactly as the loader would. */
+export function decodeExecuteRequest(buf: Buffer): { requests: Record<string, unknown>[] } {
+  const r = new Reader(buf, 0, buf.length);
+  const requests: Record<string, unknown>[] = [];
+  while (r.more()) {
+    const tag = r.varint();
+    if (tag === ((1 << 3) | 2)) requests.push(decodeSubRequest(r.sub()));
+    else r.skip(tag & 7);
+  }
+  return { requests };
+}
+
+// ---- encoding: sizes first, then one allocation ----
+
+function varintSize(n: number): number {
+  if (n < 0) return 10; // negative int32: sign-extended to 64 bits
+  let size = 1;
+  while (n >= 0x80) {
+    n = Math.floor(n / 128);
+    size++;
+  }
+  return size;
+}
+
+/** Tag + length prefix + payload of a length-delimited field. */
+function fieldSize(len: number): number {
+  return 1 + varintSize(len) + len;
+}
+
+class Writer {
+  pos = 0;
+  constructor(readonly buf: Buffer) {}
+
+  varint(n: number): void {
+    if (n < 0) {
+      // int32 negatives: two's complement over 64 bits, 10 bytes.
+      let lo = n >>> 0;
+      for (let i = 0; i < 4; i++) {
+        this.buf[this.pos++] = (lo & 0x7f) | 0x80;
+        lo >>>= 7;
+      }
+      this.buf[this.pos++] = (lo & 0x0f) | 0x70 | 0x80;
+      for (let i = 0; i < 4; i++) this.buf[this.pos++] = 0xff;
+      this.buf[this.pos++] = 0x01;
+      return;
+    }
+    while (n >= 0x80) {
+      this.buf[this.pos++] = (n & 0x7f) | 0x80;
+      n = Math.floor(n / 128);
+    }
+    this.buf[this.pos++] = n;
+  }
+
+  bytes(tag: number, b: Uint8Array): void {
+    this.buf[this.pos++] = tag;
+    this.varint(b.length);
+    this.buf.set(b, this.pos);
+    this.pos += b.length;
+  }
+
+  string(tag: number, s: string, len: number): void {
+    this.buf[this.pos++] = tag;
+    this.varint(len);
+    this.pos += this.buf.write(s, this.pos, len, 'utf8');
+  }
+}
+
+interface EntryLike { found?: boolean; key?: Uint8Array; value?: Uint8Array; sequence?: string }
+
+/** Payload size of an Entry; `seqLen` is the UTF-8 length of its sequence. Default values are omitted. */
+function entrySize(e: EntryLike, seqLen: number): number {
+  return (e.found ? 2 : 0) + (e.key?.length ? fieldSize(e.key.length) : 0) + (e.value?.length ? fieldSize(e.value.length) : 0) + (seqLen ? fieldSize(seqLen) : 0);
+}
+
+function writeEntry(w: Writer, tag: number, e: EntryLike, seqLen: number): void {
+  w.buf[w.pos++] = tag;
+  w.varint(entrySize(e, seqLen));
+  if (e.found) {
+    w.buf[w.pos++] = (1 << 3) | 0;
+    w.buf[w.pos++] = 1;
+  }
+  if (e.key?.length) w.bytes((2 << 3) | 2, e.key);
+  if (e.value?.length) w.bytes((3 << 3) | 2, e.value);
+  if (seqLen) w.string((4 << 3) | 2, e.sequence!, seqLen);
+}
+
+/** Encodes an `IterateResponse` (items: repeated Entry = 1, done = 2). */
+export function encodeIterateResponse(res: IterateResponse): Buffer {
+  const items = res.items ?? [];
+  const seqLens = new Array<number>(items.length);
+  let size = res.done ? 2 : 0;
+  for (let i = 0; i < items.length; i++) {
+    seqLens[i] = items[i].sequence ? Buffer.byteLength(items[i].sequence) : 0;
+    size += fieldSize(entrySize(items[i], seqLens[i]));
+  }
+  const w = new Writer(Buffer.allocUnsafe(size));
+  for (let i = 0; i < items.length; i++) writeEntry(w, (1 << 3) | 2, items[i], seqLens[i]);
+  if (res.done) {
+    w.buf[w.pos++] = (2 << 3) | 0;
+    w.buf[w.pos++] = 1;
+  }
+  return w.buf;
+}
+
+type SubResponseLike = ExecuteResponse['responses'][number];
+
+/** Payload size of the set member of one SubResponse's oneof (update = 1, get = 2, error = 3). */
+function memberSize(s: SubResponseLike): number {
+  if (s.error) {
+    const e = s.error;
+    return (e.code ? fieldSize(Buffer.byteLength(e.code)) : 0) + (e.message ? fieldSize(Buffer.byteLength(e.message)) : 0)
+      + (e.index ? 1 + varintSize(e.index) : 0) + (e.segmentId ? fieldSize(Buffer.byteLength(e.segmentId)) : 0);
+  }
+  let n = 0;
+  if (s.get) for (const e of s.get.entries ?? []) n += fieldSize(entrySize(e, e.sequence ? Buffer.byteLength(e.sequence) : 0));
+  else if (s.update) for (const seq of s.update.sequences ?? []) n += fieldSize(Buffer.byteLength(seq));
+  return n;
+}
+
+function writeError(w: Writer, e: NonNullable<SubResponseLike['error']>): void {
+  if (e.code) w.string((1 << 3) | 2, e.code, Buffer.byteLength(e.code));
+  if (e.message) w.string((2 << 3) | 2, e.message, Buffer.byteLength(e.message));
+  if (e.index) {
+    w.buf[w.pos++] = (3 << 3) | 0;
+    w.varint(e.index);
+  }
+  if (e.segmentId) w.string((4 << 3) | 2, e.segmentId, Buffer.byteLength(e.segmentId));
+}
+
+function writeSubResponse(w: Writer, s: SubResponseLike, member: number): void {
+  const present = Boolean(s.error || s.get || s.update);
+  w.buf[w.pos++] = (1 << 3) | 2;
+  w.varint(present ? fieldSize(member) : 0);
+  if (!present) return;
+  w.buf[w.pos++] = s.error ? (3 << 3) | 2 : s.get ? (2 << 3) | 2 : (1 << 3) | 2;
+  w.varint(member);
+  if (s.error) writeError(w, s.error);
+  else if (s.get) for (const e of s.get.entries ?? []) writeEntry(w, (1 << 3) | 2, e, e.sequence ? Buffer.byteLength(e.sequence) : 0);
+  else for (const seq of s.update!.sequences ?? []) w.string((1 << 3) | 2, seq, Buffer.byteLength(seq));
+}
+
+/** Encodes an `ExecuteResponse` (responses: repeated SubResponse = 1). */
+export function encodeExecuteResponse(res: ExecuteResponse): Buffer {
+  const responses = res.responses ?? [];
+  const members = responses.map(memberSize);
+  let total = 0;
+  for (let i = 0; i < responses.length; i++) {
+    const s = responses[i];
+    total += fieldSize(s.error || s.get || s.update ? fieldSize(members[i]) : 0);
+  }
+  const w = new Writer(Buffer.allocUnsafe(total));
+  for (let i = 0; i < responses.length; i++) writeSubResponse(w, responses[i], members[i]);
+  return w.buf;
+}
+
+/**
+ * The SegmentStore service definition with these codecs on the server side of `Execute` and
+ * `Iterate` (what a client sends and receives is unchanged).
+ */
+export function withFastCodecs(service: grpc.ServiceDefinition): grpc.ServiceDefinition {
+  return {
+    ...service,
+    Execute: { ...service.Execute, requestDeserialize: decodeExecuteRequest, responseSerialize: encodeExecuteResponse },
+    Iterate: { ...service.Iterate, responseSerialize: encodeIterateResponse },
+  };
+}
