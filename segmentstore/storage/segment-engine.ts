@@ -271,26 +271,34 @@ export class SegmentEngine {
     );
   }
 
-  /** Point reads of many keys (any families) of one segment, in request order. */
-  async get(req: GetInput): Promise<GetResponse> {
+  /**
+   * Point reads of many keys (any families) of one segment, in request order. A key with a staged
+   * write answers with that write, but only once its batch is durable: a reader never sees a write
+   * that a crash could still take back. If that batch fails, the read starts over.
+   */
+  async get(req: GetInput, attempt = 1): Promise<GetResponse> {
     const seg = this.segment(req.segmentId);
     const refs = checkGetKeys(req.keys);
     const now = this.clock();
     const entries = new Array<Entry>(refs.length);
     const missing: Buffer[] = [];
     const slots: number[] = [];
+    let sawPending = false;
     for (let i = 0; i < refs.length; i++) {
       const key = dataKey(seg.dataPrefix, refs[i].family, refs[i].key);
       const pending = this.overlay.get(key.toString('latin1'));
       if (!pending) {
         missing.push(key);
         slots.push(i);
-      } else if (pending.value === null || (pending.expiresAt !== 0 && pending.expiresAt <= now)) {
-        entries[i] = notFound(refs[i].key);
-      } else {
-        entries[i] = { found: true, key: refs[i].key, value: pending.value, sequence: String(pending.sequence) };
+        continue;
       }
+      sawPending = true;
+      entries[i] = pending.value === null || (pending.expiresAt !== 0 && pending.expiresAt <= now)
+        ? notFound(refs[i].key)
+        : { found: true, key: refs[i].key, value: pending.value, sequence: String(pending.sequence) };
     }
+    // Batches flush in order, so the segment's newest batch being durable covers every staged write seen.
+    const pendingBatch = sawPending ? seg.lastBatch : undefined;
     const stored = missing.length > 0 ? await this.db.getMany(missing) : [];
     for (let j = 0; j < slots.length; j++) {
       const i = slots[j];
@@ -299,6 +307,10 @@ export class SegmentEngine {
       entries[i] = !value || (expiresAt !== 0 && expiresAt <= now)
         ? notFound(refs[i].key)
         : { found: true, key: refs[i].key, value: valueBytes(value), sequence: String(valueSequence(value)) };
+    }
+    if (pendingBatch && !(await pendingBatch.done.then(() => true, () => false))) {
+      if (attempt >= 3) throw new KvtFault(ErrorCodes.UNAVAILABLE, 'segment store cannot write to its storage; try again later');
+      return this.get(req, attempt + 1);
     }
     return { entries };
   }
