@@ -6,12 +6,13 @@
  * `decode` + `toObject` with defaults) was the largest cost per operation and per scanned entry. These
  * produce exactly what `proto/load.ts` produces (camelCase, enums as names, uint64 as strings, bytes as
  * Buffer, defaults filled in, the oneof's virtual field); the equivalence is tested against the loader
- * in test/unit/client/wire-codec.test.ts. The segment store has its own copy of the same idea
- * (components share only proto/).
+ * in test/unit/client/wire-codec.test.ts. The wire primitives (reader, sizes) live in proto/wire.ts,
+ * shared with the segment store's codecs.
  */
 import * as grpc from '@grpc/grpc-js';
 import { kvtPackage } from '../../proto/load';
 import type { Entry, ExecuteRequest, ExecuteResponse, IterateResponse, Modification, SubRequest, SubResponse } from '../../proto/messages';
+import { fieldSize, Reader, varintSize } from '../../proto/wire';
 
 const EMPTY: Buffer = Buffer.alloc(0);
 const MODIFICATION_TYPES: Record<string, number> = { PUT: 0, INSERT: 1, REMOVE: 2, REMOVE_RANGE: 3 };
@@ -19,53 +20,6 @@ const CONDITION_KINDS: Record<string, number> = { NONE: 0, NOT_EXISTS: 1, VERSIO
 
 // ---- decoding ----
 
-class Reader {
-  constructor(readonly buf: Buffer, public pos: number, readonly end: number) {}
-
-  varint(): number {
-    let result = 0;
-    let shift = 0;
-    for (;;) {
-      if (this.pos >= this.end) throw new Error('truncated varint');
-      const b = this.buf[this.pos++];
-      if (shift < 32) result |= (b & 0x7f) << shift;
-      if ((b & 0x80) === 0) return result;
-      shift += 7;
-      if (shift > 63) throw new Error('varint too long');
-    }
-  }
-
-  sub(): Reader {
-    const len = this.varint() >>> 0;
-    const start = this.pos;
-    if (start + len > this.end) throw new Error('truncated field');
-    this.pos = start + len;
-    return new Reader(this.buf, start, start + len);
-  }
-
-  bytes(): Buffer {
-    const r = this.sub();
-    return r.end === r.pos ? EMPTY : this.buf.subarray(r.pos, r.end);
-  }
-
-  string(): string {
-    const r = this.sub();
-    return r.end === r.pos ? '' : this.buf.toString('utf8', r.pos, r.end);
-  }
-
-  skip(wireType: number): void {
-    if (wireType === 0) this.varint();
-    else if (wireType === 1) this.pos += 8;
-    else if (wireType === 2) this.sub();
-    else if (wireType === 5) this.pos += 4;
-    else throw new Error(`unsupported wire type ${wireType}`);
-    if (this.pos > this.end) throw new Error('truncated field');
-  }
-
-  more(): boolean {
-    return this.pos < this.end;
-  }
-}
 
 function decodeEntry(r: Reader): Entry {
   const e: Entry = { found: false, key: EMPTY, value: EMPTY, sequence: '' };
@@ -139,19 +93,6 @@ export function decodeExecuteResponse(buf: Buffer): ExecuteResponse {
 }
 
 // ---- encoding: sizes first, then one allocation ----
-
-function varintSize(n: number): number {
-  let size = 1;
-  while (n >= 0x80) {
-    n = Math.floor(n / 128);
-    size++;
-  }
-  return size;
-}
-
-function fieldSize(len: number): number {
-  return 1 + varintSize(len) + len;
-}
 
 function strLen(s: string | undefined): number {
   return s ? Buffer.byteLength(s) : 0;
