@@ -9,12 +9,11 @@ import { Overlay, OverlayEntry } from './overlay';
 type Chain = ReturnType<ClassicLevel<Buffer, Buffer>['batch']>;
 
 /**
- * Writes that flush together. Operations go straight into a LevelDB chained batch (measured ~5x
- * cheaper per operation than `db.batch(array)`, and no op objects to allocate). `done` settles
- * once they are durable (or failed).
+ * The updates acknowledged together. Operations go straight into a LevelDB chained batch (measured ~5x
+ * cheaper per operation than `db.batch(array)`, and no op objects to allocate), the one chain shared
+ * by every batch waiting in the committer's queue. `done` settles once they are durable (or failed).
  */
 export class CommitBatch {
-  private chain: Chain | undefined;
   /** Number of operations staged. */
   ops = 0;
   readonly entries: OverlayEntry[] = [];
@@ -24,7 +23,8 @@ export class CommitBatch {
   resolve!: () => void;
   reject!: (err: unknown) => void;
 
-  constructor(private readonly db?: ClassicLevel<Buffer, Buffer>) {
+  /** @param chain the chain this batch's operations join; none for a batch that never stages any. */
+  constructor(private readonly chain?: Chain) {
     this.done = new Promise<void>((resolve, reject) => {
       this.resolve = resolve;
       this.reject = reject;
@@ -33,31 +33,16 @@ export class CommitBatch {
     this.done.catch(() => undefined);
   }
 
-  private writer(): Chain {
-    return (this.chain ??= this.db!.batch());
-  }
-
   /** Stages a put. */
   put(key: Buffer, value: Buffer): void {
-    this.writer().put(key, value);
+    this.chain!.put(key, value);
     this.ops++;
   }
 
   /** Stages a delete. */
   del(key: Buffer): void {
-    this.writer().del(key);
+    this.chain!.del(key);
     this.ops++;
-  }
-
-  /** Writes everything with `sync: true`. */
-  async write(): Promise<void> {
-    if (this.chain) await this.chain.write({ sync: true });
-  }
-
-  /** Drops the staged operations (after a failure). */
-  async discard(): Promise<void> {
-    // A chained batch closes itself on write, failed or not; close() covers one never written.
-    await this.chain?.close();
   }
 }
 
@@ -70,10 +55,17 @@ export interface GroupCommitStats {
   ops: number;
 }
 
-/** The single writer of the engine's LevelDB. */
+/**
+ * The single writer of the engine's LevelDB. A flush writes every batch queued at that moment in ONE
+ * LevelDB write (they share one chain): the fixed cost of a synced write (log record, fsync, wake-up)
+ * dominates, so while one write runs, whatever was staged meanwhile is written next in one go,
+ * the way LevelDB itself groups concurrent writers.
+ */
 export class GroupCommitter {
   /** Batches waiting to be written, oldest first; only the last one still takes new updates. */
   private readonly queue: CommitBatch[] = [];
+  /** The chain every queued batch stages into; undefined while the queue is empty. */
+  private chain: Chain | undefined;
   private flushing: Promise<void> | undefined;
   private scheduled = false;
   private holdTimer: NodeJS.Timeout | undefined;
@@ -82,9 +74,9 @@ export class GroupCommitter {
 
   /**
    * @param maxFlushOps a batch holding this many operations takes no further updates (one update is
-   * never split). Why: if every caller waits on the same flush they all restart together and the
-   * disk idles while they stage; closing batches at a moderate size lets the next, already full
-   * batch be written while the callers of the previous one stage their next updates.
+   * never split), so callers are acknowledged in moderate groups. Why: if every caller waits on the
+   * same batch they all restart together and the disk idles while they stage; closed batches let the
+   * updates staged while a write runs be written as soon as it ends.
    * @param maxHoldMs longest a hold delays a flush.
    */
   constructor(
@@ -99,7 +91,7 @@ export class GroupCommitter {
     let last = this.queue[this.queue.length - 1];
     // While held (one Execute), everything joins one batch whatever its size.
     if (!last || (last.ops >= this.maxFlushOps && this.holds === 0)) {
-      last = new CommitBatch(this.db);
+      last = new CommitBatch((this.chain ??= this.db.batch()));
       this.queue.push(last);
     }
     return last;
@@ -107,7 +99,14 @@ export class GroupCommitter {
 
   /** Signals that something was staged: a flush starts soon unless one is running. */
   staged(): void {
-    if (this.scheduled || this.flushing) return;
+    if (this.flushing) return;
+    // A full batch takes no more updates, so waiting a turn gains nothing: writing it now lets the
+    // next updates stage while it is on its way to disk (callers otherwise fall into lockstep).
+    if (this.holds === 0 && this.queue.length > 0 && this.queue[this.queue.length - 1].ops >= this.maxFlushOps) {
+      this.kick();
+      return;
+    }
+    if (this.scheduled) return;
     this.scheduled = true;
     if (this.holds > 0) {
       // A hold delays a flush only briefly, so a stream of overlapping Executes cannot starve it.
@@ -154,28 +153,44 @@ export class GroupCommitter {
       this.staged(); // held: flush when released, or after maxHoldMs at the latest
       return;
     }
-    const batch = this.queue.shift()!;
-    this.flushing = this.flush(batch).finally(() => {
-      this.flushing = undefined;
-      // A full batch is written at once (pipelining); a partial one waits a turn for more updates.
-      if (this.queue.length > 1 || (this.queue.length === 1 && this.queue[0].ops >= this.maxFlushOps)) this.kick();
-      else if (this.queue.length === 1) this.staged();
-    });
+    const group = this.queue.splice(0, this.queue.length);
+    const chain = this.chain!;
+    this.chain = undefined;
+    this.flushing = this.flush(group, chain);
   }
 
-  private async flush(batch: CommitBatch): Promise<void> {
+  /** Starts the next write if one is due: a full batch at once, a partial one after a turn for more updates. */
+  private next(): void {
+    if (this.queue.length > 1 || (this.queue.length === 1 && this.queue[0].ops >= this.maxFlushOps)) this.kick();
+    else if (this.queue.length === 1) this.staged();
+  }
+
+  /**
+   * Writes the group's shared chain with `sync: true`, then settles every batch of the group in order.
+   * On success the next write starts before this group is acknowledged: its callers' next updates
+   * then stage while that write runs, instead of everyone staging while the disk idles.
+   */
+  private async flush(group: CommitBatch[], chain: Chain): Promise<void> {
     try {
-      for (const add of batch.beforeWrite) add(batch);
-      await batch.write();
+      for (const batch of group) for (const add of batch.beforeWrite) add(batch);
+      await chain.write({ sync: true });
     } catch (err) {
-      this.overlay.rolledBack(batch.entries);
-      await batch.discard().catch(() => undefined);
-      batch.reject(err);
+      for (const batch of group) this.overlay.rolledBack(batch.entries);
+      // A chained batch closes itself on write, failed or not; close() covers one never written.
+      // (This await also keeps `flushing` from being reset before kick() has assigned it.)
+      await chain.close().catch(() => undefined);
+      for (const batch of group) batch.reject(err);
+      this.flushing = undefined;
+      this.next();
       return;
     }
+    this.flushing = undefined;
+    this.next();
     this.stats.flushes++;
-    this.stats.ops += batch.ops;
-    this.overlay.committed(batch.entries);
-    batch.resolve();
+    for (const batch of group) {
+      this.stats.ops += batch.ops;
+      this.overlay.committed(batch.entries);
+      batch.resolve();
+    }
   }
 }

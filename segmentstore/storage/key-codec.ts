@@ -147,10 +147,31 @@ export function prefixSuccessor(prefix: Uint8Array): Buffer | undefined {
 /** Encodes an entry value: header (sequence, expiresAt) + value bytes. */
 export function encodeValue(sequence: number, expiresAt: number, value: Uint8Array): Buffer {
   const out = Buffer.allocUnsafe(VALUE_HEADER_BYTES + value.length);
-  writeU64(out, sequence, 0);
-  writeU64(out, expiresAt, 8);
+  writeValueHeader(out, 0, sequence, expiresAt);
   out.set(value, VALUE_HEADER_BYTES);
   return out;
+}
+
+/**
+ * Writes the 16-byte entry value header at `offset`. Plain byte stores: this runs for every staged
+ * write, and the bounds-checked `writeUInt32BE` calls showed up in profiles.
+ */
+export function writeValueHeader(out: Uint8Array, offset: number, sequence: number, expiresAt: number): void {
+  writeU64Bytes(out, offset, sequence);
+  writeU64Bytes(out, offset + 8, expiresAt);
+}
+
+function writeU64Bytes(out: Uint8Array, offset: number, n: number): void {
+  const hi = Math.floor(n / TWO_32);
+  const lo = n >>> 0;
+  out[offset] = hi >>> 24;
+  out[offset + 1] = (hi >>> 16) & 0xff;
+  out[offset + 2] = (hi >>> 8) & 0xff;
+  out[offset + 3] = hi & 0xff;
+  out[offset + 4] = lo >>> 24;
+  out[offset + 5] = (lo >>> 16) & 0xff;
+  out[offset + 6] = (lo >>> 8) & 0xff;
+  out[offset + 7] = lo & 0xff;
 }
 
 /** Sequence stored in an entry value. */

@@ -7,7 +7,7 @@ import type { ClassicLevel } from 'classic-level';
 import { ErrorCodes } from '../../proto/error-codes';
 import { KvtFault } from '../../proto/runtime/status';
 import { CommitBatch, GroupCommitter } from './group-commit';
-import { encodeValue, expiryKey, familyPrefix, userKeyOf, valueExpiresAt, valueSequence } from './key-codec';
+import { expiryKey, familyPrefix, userKeyOf, VALUE_HEADER_BYTES, valueExpiresAt, valueSequence, writeValueHeader } from './key-codec';
 import { inBounds, KeyBounds, storageRange } from './key-range';
 import { Overlay, OverlayEntry } from './overlay';
 import { SegmentState } from './segment-state';
@@ -48,27 +48,55 @@ function rangeBounds(m: CheckedModification): KeyBounds {
   return { prefix: m.rangePrefix, from: m.rangeFrom, to: m.rangeTo, toInclusive: false, reverse: false };
 }
 
-/** Storage keys of the modifications, and their latin1 ids (undefined for range removals). */
+/**
+ * Storage keys of the modifications, their latin1 ids (undefined for range removals) and, for PUT and
+ * INSERT, the stored values with the value bytes in place and the header left for staging to fill.
+ */
 export interface UpdateKeys {
   keys: (Buffer | undefined)[];
   ids: (string | undefined)[];
+  values: (Buffer | undefined)[];
 }
 
-/** Storage keys of every modification; all share one family, so its prefix is encoded once. */
-export function storageKeys(seg: SegmentState, mods: readonly CheckedModification[]): UpdateKeys {
-  const keys = new Array<Buffer | undefined>(mods.length);
-  const ids = new Array<string | undefined>(mods.length);
-  const prefix = mods.length > 0 ? familyPrefix(seg.dataPrefix, mods[0].family) : EMPTY;
+function slabBytes(prefixLength: number, mods: readonly CheckedModification[]): number {
+  let total = 0;
   for (let i = 0; i < mods.length; i++) {
     const m = mods[i];
     if (m.type === 'REMOVE_RANGE') continue;
-    const key = Buffer.allocUnsafe(prefix.length + m.key.length);
-    prefix.copy(key, 0);
-    m.key.copy(key, prefix.length);
-    keys[i] = key;
-    ids[i] = key.toString('latin1');
+    total += prefixLength + m.key.length;
+    if (m.type === 'PUT' || m.type === 'INSERT') total += VALUE_HEADER_BYTES + m.value.length;
   }
-  return { keys, ids };
+  return total;
+}
+
+/**
+ * Storage keys and values of every modification; all share one family, so its prefix is encoded
+ * once. Why one slab: allocating two buffers per modification cost more than copying the bytes.
+ */
+export function storageKeys(seg: SegmentState, mods: readonly CheckedModification[]): UpdateKeys {
+  const keys = new Array<Buffer | undefined>(mods.length);
+  const ids = new Array<string | undefined>(mods.length);
+  const values = new Array<Buffer | undefined>(mods.length);
+  const prefix = mods.length > 0 ? familyPrefix(seg.dataPrefix, mods[0].family) : EMPTY;
+  const slab = Buffer.allocUnsafe(slabBytes(prefix.length, mods));
+  let at = 0;
+  for (let i = 0; i < mods.length; i++) {
+    const m = mods[i];
+    if (m.type === 'REMOVE_RANGE') continue;
+    const keyEnd = at + prefix.length + m.key.length;
+    slab.set(prefix, at);
+    slab.set(m.key, at + prefix.length);
+    const key = slab.subarray(at, keyEnd);
+    keys[i] = key;
+    ids[i] = slab.toString('latin1', at, keyEnd);
+    at = keyEnd;
+    if (m.type !== 'PUT' && m.type !== 'INSERT') continue;
+    const valueEnd = at + VALUE_HEADER_BYTES + m.value.length;
+    slab.set(m.value, at + VALUE_HEADER_BYTES);
+    values[i] = slab.subarray(at, valueEnd);
+    at = valueEnd;
+  }
+  return { keys, ids, values };
 }
 
 /** Reads what the checks need; the caller holds an overlay read registration around this and staging. */
@@ -169,7 +197,7 @@ function ensureSequenceRecord(batch: CommitBatch, seg: SegmentState): void {
  * Checks conditions and stages every modification into the current batch, synchronously.
  * @throws KvtFault BAD_KEY_VERSION / NO_SUCH_KEY with the index of the failing modification.
  */
-export function stageUpdate(ctx: StageContext, seg: SegmentState, mods: readonly CheckedModification[], { keys, ids }: UpdateKeys, read?: ReadState): StagedUpdate {
+export function stageUpdate(ctx: StageContext, seg: SegmentState, mods: readonly CheckedModification[], { keys, ids, values }: UpdateKeys, read?: ReadState): StagedUpdate {
   if (seg.deleted) throw new KvtFault(ErrorCodes.SEGMENT_NOT_FOUND, `segment ${seg.id} does not exist on this store`);
   const now = ctx.clock();
   if (read || needsRead(mods)) checkConditions(ctx, seg, mods, ids, read, now);
@@ -192,7 +220,9 @@ export function stageUpdate(ctx: StageContext, seg: SegmentState, mods: readonly
     }
     const sequence = ++seg.lastSequence;
     const expiresAt = m.ttlMs > 0 ? now + m.ttlMs : 0;
-    batch.put(key, encodeValue(sequence, expiresAt, m.value));
+    const stored = values[i]!;
+    writeValueHeader(stored, 0, sequence, expiresAt);
+    batch.put(key, stored);
     if (expiresAt !== 0) batch.put(expiryKey(expiresAt, key), EMPTY);
     stageEntry(batch, ctx, ids[i]!, key, sequence, expiresAt, m.value);
     sequences[i] = String(sequence);

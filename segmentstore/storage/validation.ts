@@ -74,29 +74,41 @@ function asBuffer(bytes: Uint8Array | undefined | null): Buffer {
   return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
-/** Checks family and key lengths of one key reference; `field` is e.g. `modifications[2]`. */
-export function checkKey(family: unknown, key: Buffer, field: string, index: number, allowEmptyKey = false): string {
+/** The field name of item `index` of `list` (`modifications[2]`), or '' for a request-level key. */
+function fieldName(list: string, index: number): string {
+  return list === '' ? '' : `${list}[${index}]`;
+}
+
+/**
+ * Checks family and key lengths of one key reference, item `index` of `list` ('' when the key is not
+ * in a list). Field names are built only for an error: this runs for every modification.
+ */
+export function checkKey(family: unknown, key: Buffer, list: string, index: number, allowEmptyKey = false): string {
   if (family !== undefined && family !== null && typeof family !== 'string') {
-    throw invalidArgument(`${field === '' ? '' : field + '.'}family must be a string`, index);
+    throw invalidArgument(`${dotted(list, index)}family must be a string`, index);
   }
   const fam = (family as string | undefined) ?? '';
-  const f = field === '' ? '' : `${field}.`;
-  const famBytes = Buffer.byteLength(fam, 'utf8');
+  const famBytes = fam.length === 0 ? 0 : Buffer.byteLength(fam, 'utf8');
   if (famBytes > MAX_KEY_FAMILY_LENGTH) {
-    throw invalidArgument(`${f}family is ${famBytes} bytes; the maximum is ${MAX_KEY_FAMILY_LENGTH}`, index);
+    throw invalidArgument(`${dotted(list, index)}family is ${famBytes} bytes; the maximum is ${MAX_KEY_FAMILY_LENGTH}`, index);
   }
-  if (!allowEmptyKey && key.length === 0) throw invalidArgument(`${f}key is empty`, index);
+  if (!allowEmptyKey && key.length === 0) throw invalidArgument(`${dotted(list, index)}key is empty`, index);
   if (famBytes + key.length > MAX_KEY_LENGTH) {
     throw invalidArgument(
-      `${field === '' ? '' : field + ': '}family + key is ${famBytes + key.length} bytes; the maximum is ${MAX_KEY_LENGTH}`,
+      `${list === '' ? '' : fieldName(list, index) + ': '}family + key is ${famBytes + key.length} bytes; the maximum is ${MAX_KEY_LENGTH}`,
       index,
     );
   }
   return fam;
 }
 
-function checkTtl(ttl: unknown, field: string, index: number): number {
+function dotted(list: string, index: number): string {
+  return list === '' ? '' : `${fieldName(list, index)}.`;
+}
+
+function checkTtl(ttl: unknown, index: number): number {
   if (ttl === undefined || ttl === null || ttl === '' || ttl === '0' || ttl === 0) return 0;
+  const field = fieldName('modifications', index);
   const s = String(ttl);
   if (!isU64(s)) throw invalidArgument(`${field}.ttlMs ${JSON.stringify(s)} is not a decimal unsigned 64-bit integer`, index);
   const n = Number(s);
@@ -104,10 +116,11 @@ function checkTtl(ttl: unknown, field: string, index: number): number {
   return n;
 }
 
-function checkCondition(mod: ModificationInput, type: ModificationType, field: string, i: number): Pick<CheckedModification, 'condition' | 'conditionSegmentId' | 'conditionSequence'> {
+function checkCondition(mod: ModificationInput, type: ModificationType, i: number): Pick<CheckedModification, 'condition' | 'conditionSegmentId' | 'conditionSequence'> {
   const c = mod.condition;
   const kind = c?.kind ?? 'NONE';
   if (kind === 'NONE' && !c?.segmentId) return NO_CONDITION;
+  const field = fieldName('modifications', i);
   if (typeof kind !== 'string' || !COND_KINDS.has(kind)) {
     throw invalidArgument(`${field}.condition.kind ${JSON.stringify(kind)} is not one of NONE, NOT_EXISTS, VERSION`, i);
   }
@@ -125,23 +138,23 @@ function checkCondition(mod: ModificationInput, type: ModificationType, field: s
 }
 
 function checkModification(mod: ModificationInput, i: number): CheckedModification {
-  const field = `modifications[${i}]`;
-  if (!mod || typeof mod !== 'object') throw invalidArgument(`${field} is not a modification`, i);
+  if (!mod || typeof mod !== 'object') throw invalidArgument(`${fieldName('modifications', i)} is not a modification`, i);
   const type = mod.type ?? 'PUT';
-  if (typeof type !== 'string' || !MOD_TYPES.has(type)) {
-    throw invalidArgument(`${field}.type ${JSON.stringify(type)} is not one of PUT, INSERT, REMOVE, REMOVE_RANGE`, i);
+  // PUT (the usual) skips the set lookup.
+  if (type !== 'PUT' && (typeof type !== 'string' || !MOD_TYPES.has(type))) {
+    throw invalidArgument(`${fieldName('modifications', i)}.type ${JSON.stringify(type)} is not one of PUT, INSERT, REMOVE, REMOVE_RANGE`, i);
   }
   const t = type as ModificationType;
   const key = asBuffer(mod.key);
   const value = t === 'PUT' || t === 'INSERT' ? asBuffer(mod.value) : EMPTY;
   if (t === 'REMOVE_RANGE' && key.length > 0) {
-    throw invalidArgument(`${field}.key must be empty for REMOVE_RANGE (use rangeFrom, rangeTo, rangePrefix)`, i);
+    throw invalidArgument(`${fieldName('modifications', i)}.key must be empty for REMOVE_RANGE (use rangeFrom, rangeTo, rangePrefix)`, i);
   }
-  const family = checkKey(mod.family, key, field, i, t === 'REMOVE_RANGE');
+  const family = checkKey(mod.family, key, 'modifications', i, t === 'REMOVE_RANGE');
   if (value.length > MAX_VALUE_LENGTH) {
-    throw invalidArgument(`${field}.value is ${value.length} bytes; the maximum is ${MAX_VALUE_LENGTH}`, i);
+    throw invalidArgument(`${fieldName('modifications', i)}.value is ${value.length} bytes; the maximum is ${MAX_VALUE_LENGTH}`, i);
   }
-  const c = checkCondition(mod, t, field, i);
+  const c = checkCondition(mod, t, i);
   return {
     type: t,
     family,
@@ -150,7 +163,7 @@ function checkModification(mod: ModificationInput, i: number): CheckedModificati
     condition: c.condition,
     conditionSegmentId: c.conditionSegmentId,
     conditionSequence: c.conditionSequence,
-    ttlMs: t === 'PUT' || t === 'INSERT' ? checkTtl(mod.ttlMs, field, i) : 0,
+    ttlMs: t === 'PUT' || t === 'INSERT' ? checkTtl(mod.ttlMs, i) : 0,
     rangeFrom: asBuffer(mod.rangeFrom),
     rangeTo: asBuffer(mod.rangeTo),
     rangePrefix: asBuffer(mod.rangePrefix),
@@ -181,15 +194,17 @@ function checkBatchShape(checked: CheckedModification[]): void {
  */
 export function checkDuplicates(mods: readonly CheckedModification[], ids: readonly (string | undefined)[]): void {
   if (mods.length < 2) return;
-  const seen = new Map<string, number>();
+  // One set insertion per key (this runs for every modification); the first index is looked up
+  // only for the error.
+  const seen = new Set<string>();
   for (let i = 0; i < ids.length; i++) {
     const id = ids[i];
     if (id === undefined) continue;
-    const first = seen.get(id);
-    if (first !== undefined) {
+    const size = seen.size;
+    if (seen.add(id).size === size) {
+      const first = ids.indexOf(id);
       throw invalidArgument(`modifications[${i}].key duplicates modifications[${first}].key; a batch may name a key once`, i);
     }
-    seen.set(id, i);
   }
 }
 
@@ -214,7 +229,7 @@ export function checkGetKeys(keys: unknown): { family: string; key: Buffer }[] {
   return keys.map((ref: { family?: string; key?: Uint8Array } | null, i) => {
     if (!ref || typeof ref !== 'object') throw invalidArgument(`keys[${i}] is not a key reference`, i);
     const key = asBuffer(ref.key);
-    return { family: checkKey(ref.family, key, `keys[${i}]`, i), key };
+    return { family: checkKey(ref.family, key, 'keys', i), key };
   });
 }
 

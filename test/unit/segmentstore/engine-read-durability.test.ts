@@ -1,4 +1,4 @@
-/** Reads never see a write before it is durable, even though conditions already do. */
+/** Reads never see a write before it is durable (though conditions already do); queued batches share one write. */
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../../harness/process';
@@ -32,5 +32,30 @@ describe('SegmentEngine.get', () => {
       expect(got.entries[0].value.toString()).toBe(`v${round}`);
     }
     for (let round = 0; round < 20; round++) expect(order.indexOf(`ack ${round}`)).toBeLessThan(order.indexOf(`read ${round}`));
+  });
+});
+
+describe('SegmentEngine group commit', () => {
+  it('writes every batch that queued up during a flush in one synced LevelDB write', async () => {
+    const dir = tempDir();
+    const engine = await SegmentEngine.open(path.join(dir.path, 'db'), { expirySweepIntervalMs: 0, maxFlushOps: 64 });
+    try {
+      await engine.createSegment('1');
+      const before = engine.commitStats;
+      const writes = Array.from({ length: 600 }, (_, i) =>
+        engine.update({ segmentId: '1', modifications: [{ family: 'f', key: Buffer.from(`k${i}`), value: Buffer.from(`v${i}`) }] }));
+      const acks = await Promise.all(writes);
+      const stats = engine.commitStats;
+      // 600 updates make ten batches of at most 64 operations; they reach the disk in far fewer writes.
+      expect(stats.flushes - before.flushes).toBeLessThan(Math.ceil(600 / 64));
+      expect(stats.ops - before.ops).toBeGreaterThanOrEqual(600);
+      const sequences = acks.map((a) => Number(a.sequences[0]));
+      expect(new Set(sequences).size).toBe(600);
+      const got = await engine.get({ segmentId: '1', keys: [{ family: 'f', key: Buffer.from('k599') }] });
+      expect(got.entries[0]).toMatchObject({ found: true, sequence: String(sequences[599]) });
+    } finally {
+      await engine.close();
+      dir.dispose();
+    }
   });
 });
