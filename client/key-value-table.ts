@@ -190,7 +190,7 @@ export class KeyValueTable<K, V> implements AsyncDisposable {
       let after: Uint8Array = Buffer.alloc(0);
       for (;;) {
         this.checkOpen();
-        const { response, route } = await this.transport.scan(pick, (segmentId) => ({ segmentId, includeValues: true, maxItems, after }));
+        const { response, route } = await this.transport.read('Scan', pick, (segmentId) => ({ segmentId, includeValues: true, maxItems, after }));
         const items = response.items.map((e) => ({
           family: e.family === '' ? null : e.family,
           key: this.keySerializer.deserialize(e.key),

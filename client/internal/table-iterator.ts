@@ -34,7 +34,7 @@ export async function* iteratePages(transport: TableTransport, pick: (t: Routing
     let bytes = 0;
     let segmentId = '';
     while (entries.length < state.maxKeysAtOnce) {
-      const { response, route } = await transport.iterate(pick, (segment) => requestOf(state, segment, state.maxKeysAtOnce - entries.length));
+      const { response, route } = await transport.read('Iterate', pick, (segment) => requestOf(state, segment, state.maxKeysAtOnce - entries.length));
       segmentId = route.segmentId;
       const items = response.items;
       for (let i = 0; i < items.length; i++) {

@@ -84,20 +84,19 @@ export class TableTransport {
     }, policy);
   }
 
-  /** One Iterate call on the partition `pick` selects. */
-  iterate(pick: (t: RoutingTable) => Route, build: (segmentId: string) => IterateRequest): Promise<{ response: IterateResponse; route: Route }> {
+  /**
+   * One read-only call (`Iterate` or `Scan`) on the partition `pick` selects, retried like any read;
+   * resolves the answer and the route it came from (whose segment id the versions belong to).
+   */
+  read<M extends 'Iterate' | 'Scan'>(
+    method: M,
+    pick: (t: RoutingTable) => Route,
+    build: (segmentId: string) => M extends 'Iterate' ? IterateRequest : ScanRequest,
+  ): Promise<{ response: M extends 'Iterate' ? IterateResponse : ScanResponse; route: Route }> {
+    type Res = M extends 'Iterate' ? IterateResponse : ScanResponse;
     return this.withRetries(pick, async (route, deadline) => {
       const store = this.connections.store(route.address);
-      const response = await callUnary<IterateRequest, IterateResponse>(store, 'Iterate', build(route.segmentId), deadline);
-      return { response, route };
-    }, { idempotent: true, read: true });
-  }
-
-  /** One Scan call (a page of a whole segment) on the partition `pick` selects. */
-  scan(pick: (t: RoutingTable) => Route, build: (segmentId: string) => ScanRequest): Promise<{ response: ScanResponse; route: Route }> {
-    return this.withRetries(pick, async (route, deadline) => {
-      const store = this.connections.store(route.address);
-      const response = await callUnary<ScanRequest, ScanResponse>(store, 'Scan', build(route.segmentId), deadline);
+      const response = await callUnary<unknown, Res>(store, method, build(route.segmentId), deadline);
       return { response, route };
     }, { idempotent: true, read: true });
   }
