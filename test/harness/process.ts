@@ -5,6 +5,7 @@
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
@@ -146,6 +147,18 @@ export function startSegmentStore(
   const args = ['segmentstore', '--port', '0', '--data-dir', dataDir, ...extraArgs];
   if (controller) args.push('--controller', controller);
   return startKvt(args, { readyMsg: 'segment store started', env });
+}
+
+/** A loopback port that was free a moment ago (for processes that must be told their port up front). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 /** A fresh temp directory, removed by `dispose()`. */

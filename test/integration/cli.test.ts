@@ -1,11 +1,10 @@
 /** The `kvt` command end to end: real processes, real cluster, output and exit codes. */
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KVT_BIN, spawnKvt, startController, tempDir, TestCluster } from '../harness/process';
+import { freePort, KVT_BIN, spawnKvt, startController, tempDir, TestCluster } from '../harness/process';
 
 const execFileAsync = promisify(execFile);
 
@@ -23,16 +22,6 @@ async function kvt(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Result>
   }
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 describe('kvt command (usage)', () => {
   it('prints the commands for --help and exits 0', async () => {

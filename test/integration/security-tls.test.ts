@@ -6,13 +6,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyValueTableFactory, KeyValueTableManager, Serializers, UnavailableError } from '../../client';
 import { quietIpServernameWarning } from '../../proto/runtime/tls';
-import { KvtProcess, spawnKvt, tempDir, TestCluster } from '../harness/process';
+import { freePort, KvtProcess, spawnKvt, tempDir, TestCluster } from '../harness/process';
 import { kvtCommand, makeCertificates, rawCall, TestCertificates } from './security-helpers';
 
 const utf8 = { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 };
@@ -158,16 +157,6 @@ describe('TLS flags', () => {
   });
 });
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Waits (bounded) until `proc` has logged `msg` `count` times. */
 async function waitForLogs(proc: KvtProcess, msg: string, count: number, timeoutMs = 30_000): Promise<void> {
