@@ -6,7 +6,8 @@
  */
 import type { ClassicLevel } from 'classic-level';
 import { GroupCommitter } from './group-commit';
-import { decodeExpiryKey, expiryBound, NS_EXPIRY, valueExpiresAt } from './key-codec';
+import { isChunkKey } from './family-store';
+import { decodeExpiryKey, expiryBound, familyOf, NS_EXPIRY, userKeyOf, valueExpiresAt } from './key-codec';
 import { Overlay } from './overlay';
 
 const EXPIRY_START = Buffer.from([NS_EXPIRY]);
@@ -24,6 +25,7 @@ export class ExpirySweeper {
     private readonly clock: () => number,
     private readonly batchSize: number,
     private readonly onError: (err: unknown) => void,
+    private readonly expireInFamily: (segmentId: string, family: string, items: { key: Buffer; expiresAt: number }[]) => Promise<number>,
   ) {}
 
   /** Starts sweeping every `intervalMs` (0 = never). */
@@ -71,18 +73,37 @@ export class ExpirySweeper {
       indexKeys = await this.db.keys({ gte: EXPIRY_START, lt: expiryBound(now), limit: this.batchSize, keyEncoding: 'buffer' }).all();
       if (indexKeys.length === 0) return { removed: 0, more: false };
       const parsed = indexKeys.map(decodeExpiryKey);
-      const stored = await this.db.getMany(parsed.map((p) => p.storageKey));
-      const batch = this.committer.batch();
+      const families = new Map<string, { segmentId: string; family: string; items: { key: Buffer; expiresAt: number }[] }>();
+      const plain: number[] = [];
       for (let i = 0; i < parsed.length; i++) {
         const { expiresAt, storageKey } = parsed[i];
-        // A staged write of this key is newer than what we read: leave both for a later round.
+        if (!isChunkKey(storageKey)) {
+          plain.push(i);
+          continue;
+        }
+        const family = familyOf(storageKey);
+        const segmentId = storageKey.readBigUInt64BE(1).toString();
+        const group = `${segmentId}/${family}`;
+        let g = families.get(group);
+        if (!g) families.set(group, (g = { segmentId, family, items: [] }));
+        g.items.push({ key: Buffer.from(userKeyOf(storageKey)), expiresAt });
+      }
+      for (const g of families.values()) removed += await this.expireInFamily(g.segmentId, g.family, g.items);
+      const stored = await this.db.getMany(plain.map((i) => parsed[i].storageKey));
+      const batch = this.committer.batch();
+      for (let j = 0; j < plain.length; j++) {
+        const { expiresAt, storageKey } = parsed[plain[j]];
+        // A staged write of this key is newer than what we read: leave it for a later round.
         if (this.overlay.get(storageKey.toString('latin1'))) continue;
-        const value = stored[i];
+        const value = stored[j];
         if (value && valueExpiresAt(value) === expiresAt) {
           batch.del(Buffer.from(storageKey));
           removed++;
         }
-        batch.del(indexKeys[i]);
+      }
+      // Index entries go once handled (a family entry rewritten meanwhile has its own, newer one).
+      for (let i = 0; i < parsed.length; i++) {
+        if (isChunkKey(parsed[i].storageKey) || !this.overlay.get(parsed[i].storageKey.toString('latin1'))) batch.del(indexKeys[i]);
       }
       this.committer.staged();
       await batch.done;

@@ -1,7 +1,8 @@
 /**
  * Group commit: every write staged while a flush runs goes into the next single LevelDB batch, which
  * is written with `sync: true`; callers are acknowledged only once that batch's fsync completed.
- * A failed flush rejects everything in it and rolls its entries out of the overlay.
+ * A failed flush rejects everything in it and everything queued behind it (those updates were staged
+ * on top of its state), rolls their entries out of the overlay and tells the engine (`onFailure`).
  */
 import type { ClassicLevel } from 'classic-level';
 import { Overlay, OverlayEntry } from './overlay';
@@ -14,8 +15,13 @@ type Chain = ReturnType<ClassicLevel<Buffer, Buffer>['batch']>;
  * by every batch waiting in the committer's queue. `done` settles once they are durable (or failed).
  */
 export class CommitBatch {
-  /** Number of operations staged. */
+  /** Number of LevelDB operations staged. */
   ops = 0;
+  /**
+   * Modifications staged: what closes a batch (see maxFlushOps). One chunk record can carry a
+   * whole update of a keyed family, so LevelDB operations undercount the work.
+   */
+  weight = 0;
   readonly entries: OverlayEntry[] = [];
   /** Called just before the write, to add ops that depend on everything staged (sequence records). */
   readonly beforeWrite: Array<(batch: CommitBatch) => void> = [];
@@ -37,12 +43,14 @@ export class CommitBatch {
   put(key: Buffer, value: Buffer): void {
     this.chain!.put(key, value);
     this.ops++;
+    this.weight++;
   }
 
   /** Stages a delete. */
   del(key: Buffer): void {
     this.chain!.del(key);
     this.ops++;
+    this.weight++;
   }
 }
 
@@ -71,6 +79,10 @@ export class GroupCommitter {
   private holdTimer: NodeJS.Timeout | undefined;
   private holds = 0;
   readonly stats: GroupCommitStats = { flushes: 0, ops: 0 };
+  /** Called with the overlay entries of every durable batch, before they leave the overlay. */
+  onCommitted: (entries: readonly OverlayEntry[]) => void = () => undefined;
+  /** Called after a failed flush has rejected everything staged. */
+  onFailure: () => void = () => undefined;
 
   /**
    * @param maxFlushOps a batch holding this many operations takes no further updates (one update is
@@ -90,7 +102,7 @@ export class GroupCommitter {
   batch(): CommitBatch {
     let last = this.queue[this.queue.length - 1];
     // While held (one Execute), everything joins one batch whatever its size.
-    if (!last || (last.ops >= this.maxFlushOps && this.holds === 0)) {
+    if (!last || (last.weight >= this.maxFlushOps && this.holds === 0)) {
       last = new CommitBatch((this.chain ??= this.db.batch()));
       this.queue.push(last);
     }
@@ -102,7 +114,7 @@ export class GroupCommitter {
     if (this.flushing) return;
     // A full batch takes no more updates, so waiting a turn gains nothing: writing it now lets the
     // next updates stage while it is on its way to disk (callers otherwise fall into lockstep).
-    if (this.holds === 0 && this.queue.length > 0 && this.queue[this.queue.length - 1].ops >= this.maxFlushOps) {
+    if (this.holds === 0 && this.queue.length > 0 && this.queue[this.queue.length - 1].weight >= this.maxFlushOps) {
       this.kick();
       return;
     }
@@ -161,7 +173,7 @@ export class GroupCommitter {
 
   /** Starts the next write if one is due: a full batch at once, a partial one after a turn for more updates. */
   private next(): void {
-    if (this.queue.length > 1 || (this.queue.length === 1 && this.queue[0].ops >= this.maxFlushOps)) this.kick();
+    if (this.queue.length > 1 || (this.queue.length === 1 && this.queue[0].weight >= this.maxFlushOps)) this.kick();
     else if (this.queue.length === 1) this.staged();
   }
 
@@ -175,11 +187,18 @@ export class GroupCommitter {
       for (const batch of group) for (const add of batch.beforeWrite) add(batch);
       await chain.write({ sync: true });
     } catch (err) {
-      for (const batch of group) this.overlay.rolledBack(batch.entries);
+      // Everything queued behind the failed write was checked against (and, for chunks, built on)
+      // its state: fail it too, so no later write can make a rejected one durable.
+      const queued = this.queue.splice(0, this.queue.length);
+      const queuedChain = this.chain;
+      this.chain = undefined;
+      for (const batch of [...group, ...queued]) this.overlay.rolledBack(batch.entries);
+      this.onFailure();
       // A chained batch closes itself on write, failed or not; close() covers one never written.
       // (This await also keeps `flushing` from being reset before kick() has assigned it.)
       await chain.close().catch(() => undefined);
-      for (const batch of group) batch.reject(err);
+      await queuedChain?.close().catch(() => undefined);
+      for (const batch of [...group, ...queued]) batch.reject(err);
       this.flushing = undefined;
       this.next();
       return;
@@ -189,6 +208,7 @@ export class GroupCommitter {
     this.stats.flushes++;
     for (const batch of group) {
       this.stats.ops += batch.ops;
+      this.onCommitted(batch.entries);
       this.overlay.committed(batch.entries);
       batch.resolve();
     }

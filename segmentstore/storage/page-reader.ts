@@ -1,11 +1,12 @@
 /**
- * Reads one iterator page of one key family from a LevelDB snapshot: keys in unsigned bytewise order
+ * Reads one iterator page of the family-less keys of a segment (one record per key; keyed families
+ * are chunked and read by chunk-reader.ts) from a LevelDB snapshot: keys in unsigned bytewise order
  * (or its reverse), expired entries skipped, exactly `maxItems` items unless the page byte cap ends
  * the page first (a page always holds at least one item), and `done` only when nothing follows.
  */
 import type { ClassicLevel } from 'classic-level';
 import { MAX_ITERATOR_PAGE_BYTES } from '../../proto/limits';
-import { familyOf, familyPrefix, userKeyOf, valueBytes, valueExpiresAt, valueSequence } from './key-codec';
+import { familyPrefix, userKeyOf, valueBytes, valueExpiresAt, valueSequence } from './key-codec';
 import { storageRange } from './key-range';
 import type { CheckedIterate } from './validation';
 
@@ -47,28 +48,8 @@ export interface ScanPage {
   position: Buffer;
 }
 
-/** Reads one page of every entry of a segment, in storage order, strictly after `after` (a position). */
-export async function readScanPage(
-  db: ClassicLevel<Buffer, Buffer>,
-  dataPrefix: Buffer,
-  req: { maxItems: number; includeValues: boolean; after: Buffer },
-  now: number,
-  pageBytes = MAX_ITERATOR_PAGE_BYTES,
-): Promise<ScanPage> {
-  // Every data key of the segment is dataPrefix + ('F' | 'N') + …, so dataPrefix + 0xff bounds them.
-  const upper = Buffer.concat([dataPrefix, Buffer.from([0xff])]);
-  const range = req.after.length > 0 ? { gt: Buffer.concat([dataPrefix, req.after]), lt: upper } : { gte: dataPrefix, lt: upper };
-  let last: Buffer | undefined;
-  const page = await collect(db, { ...range, reverse: false }, req, now, pageBytes, (key, value, stored) => {
-    last = key;
-    return { family: familyOf(key), key: userKeyOf(key), value, sequence: String(valueSequence(stored)) };
-  });
-  const position = last ? last.subarray(dataPrefix.length) : req.after;
-  return { items: page.items, done: page.done, position };
-}
-
 /**
- * The page loop shared by iteration and scans: skips expired entries, stops at `maxItems` items or
+ * The page loop of family-less iteration: skips expired entries, stops at `maxItems` items or
  * when the next item would pass the byte cap (a page always holds at least one item).
  */
 async function collect<T extends { key: Buffer; value: Buffer }>(

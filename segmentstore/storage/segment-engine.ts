@@ -17,9 +17,11 @@ import type { Entry, GetResponse, IterateResponse, ScanResponse, SegmentInfo, Up
 import { KvtFault } from '../../proto/runtime/status';
 import { ExpirySweeper } from './expiry-sweeper';
 import { CommitBatch, GroupCommitter } from './group-commit';
-import { dataKey, prefixSuccessor, userKeyOf, valueBytes, valueExpiresAt, valueSequence } from './key-codec';
+import { dataKey, valueBytes, valueExpiresAt, valueSequence } from './key-codec';
 import { Overlay } from './overlay';
-import { readPage, readScanPage } from './page-reader';
+import { countSegment, readFamilyPage, readScanPage } from './chunk-reader';
+import { FamilyStore } from './family-store';
+import { readPage } from './page-reader';
 import { SegmentCatalog } from './segment-catalog';
 import { EngineState, SegmentEngineOptions, SegmentState } from './segment-state';
 import { needsRead, readForUpdate, StageContext, StagedUpdate, stageUpdate, storageKeys, UpdateKeys } from './update-stager';
@@ -65,6 +67,7 @@ export class SegmentEngine {
   private readonly committer: GroupCommitter;
   private readonly sweeper: ExpirySweeper;
   private readonly catalog: SegmentCatalog;
+  private readonly families: FamilyStore;
   private readonly ctx: StageContext;
   private readonly clock: () => number;
   private closed: Promise<void> = Promise.resolve();
@@ -74,8 +77,11 @@ export class SegmentEngine {
     this.committer = new GroupCommitter(db, this.overlay, options.maxFlushOps, options.maxHoldMs);
     this.catalog = new SegmentCatalog(db);
     this.ctx = { db, overlay: this.overlay, committer: this.committer, clock: this.clock };
+    this.families = new FamilyStore(this.ctx, options.chunkCacheBytes);
+    this.committer.onCommitted = (entries) => this.families.committed(entries);
+    this.committer.onFailure = () => this.families.invalidate();
     const onError = options.onBackgroundError ?? (() => undefined);
-    this.sweeper = new ExpirySweeper(db, this.overlay, this.committer, this.clock, options.expirySweepBatchSize ?? 1000, (err) => onError(err, 'expiry sweep'));
+    this.sweeper = new ExpirySweeper(db, this.overlay, this.committer, this.clock, options.expirySweepBatchSize ?? 1000, (err) => onError(err, 'expiry sweep'), (segmentId, family, items) => this.expireInFamily(segmentId, family, items));
   }
 
   /**
@@ -152,7 +158,11 @@ export class SegmentEngine {
   /** Deletes a segment and all its data; false when it did not exist. Its sequence is kept. */
   async deleteSegment(segmentId: string): Promise<boolean> {
     this.assertOpen();
-    return this.catalog.delete(checkSegmentId(segmentId));
+    const id = checkSegmentId(segmentId);
+    const seg = this.catalog.get(id);
+    const deleted = await this.catalog.delete(id);
+    if (seg) this.families.dropSegment(seg);
+    return deleted;
   }
 
   /** Live entry count and key + value bytes of a segment. @throws KvtFault SEGMENT_NOT_FOUND */
@@ -170,24 +180,7 @@ export class SegmentEngine {
 
   private async infoOf(seg: SegmentState): Promise<SegmentInfo> {
     await seg.lastBatch?.done.catch(() => undefined);
-    const now = this.clock();
-    let count = 0;
-    let bytes = 0;
-    const it = this.db.iterator({ gte: seg.dataPrefix, lt: prefixSuccessor(seg.dataPrefix), keyEncoding: 'buffer', valueEncoding: 'buffer' });
-    try {
-      for (;;) {
-        const entries = await it.nextv(1000);
-        if (entries.length === 0) break;
-        for (const [key, stored] of entries) {
-          const expiresAt = valueExpiresAt(stored);
-          if (expiresAt !== 0 && expiresAt <= now) continue;
-          count++;
-          bytes += userKeyOf(key).length + stored.length - 16;
-        }
-      }
-    } finally {
-      await it.close();
-    }
+    const { count, bytes } = await countSegment(this.db, seg.dataPrefix, this.clock());
     return { segmentId: seg.id, entryCount: String(count), bytes: String(bytes), lastSequence: String(seg.lastSequence), table: seg.record.table };
   }
 
@@ -240,18 +233,45 @@ export class SegmentEngine {
     const seg = this.segment(req.segmentId);
     const mods = checkModifications(req.modifications);
     if (mods.length === 0) return { batch: NOTHING_TO_COMMIT, sequences: [] };
+    if (mods[0].family !== '') {
+      const ids = mods.map((m) => (m.type === 'REMOVE_RANGE' ? undefined : m.key.toString('latin1')));
+      checkDuplicates(mods, ids);
+      return this.serialized(seg, () => this.families.stage(seg, mods, ids));
+    }
     const keys = storageKeys(seg, mods);
     checkDuplicates(mods, keys.ids);
     const read = needsRead(mods);
     if (!read && !seg.stagingTail) return stageUpdate(this.ctx, seg, mods, keys);
-    const run = (): StagedUpdate | Promise<StagedUpdate> => (read ? this.readThenStage(seg, mods, keys) : stageUpdate(this.ctx, seg, mods, keys));
-    const staged = seg.stagingTail ? seg.stagingTail.then(run) : Promise.resolve(run());
-    const tail = staged.then(() => undefined, () => undefined);
+    return this.serialized(seg, () => (read ? this.readThenStage(seg, mods, keys) : stageUpdate(this.ctx, seg, mods, keys)));
+  }
+
+  /**
+   * Runs `run` once every update of `seg` that arrived before it is staged: at once when none is
+   * waiting, else after them. Updates of one segment are thus staged in arrival order.
+   */
+  private serialized<T>(seg: SegmentState, run: () => T | Promise<T>): T | Promise<T> {
+    let staged: T | Promise<T>;
+    if (seg.stagingTail) staged = seg.stagingTail.then(run);
+    else {
+      staged = run();
+      if (!(staged instanceof Promise)) return staged;
+    }
+    const tail = (staged as Promise<T>).then(() => undefined, () => undefined);
     seg.stagingTail = tail;
     void tail.then(() => {
       if (seg.stagingTail === tail) seg.stagingTail = undefined;
     });
     return staged;
+  }
+
+  /** The sweeper's removal of expired entries of one keyed family; resolves how many, once durable. */
+  private async expireInFamily(segmentId: string, family: string, items: { key: Buffer; expiresAt: number }[]): Promise<number> {
+    const seg = this.catalog.get(segmentId);
+    if (!seg || seg.deleted || this.stateName !== 'open') return 0;
+    const staged = await this.serialized(seg, () => this.families.expire(seg, family, items));
+    if (!staged) return 0;
+    await staged.batch.done;
+    return staged.sequences.length;
   }
 
   private readThenStage(seg: SegmentState, mods: CheckedModification[], keys: UpdateKeys): Promise<StagedUpdate> {
@@ -279,12 +299,23 @@ export class SegmentEngine {
   async get(req: GetInput, attempt = 1): Promise<GetResponse> {
     const seg = this.segment(req.segmentId);
     const refs = checkGetKeys(req.keys);
+    // Updates that arrived earlier but still wait to be staged (reading first) come before this read.
+    if (seg.stagingTail) await seg.stagingTail;
     const now = this.clock();
     const entries = new Array<Entry>(refs.length);
     const missing: Buffer[] = [];
     const slots: number[] = [];
     let sawPending = false;
+    const familyReads: Promise<void>[] = [];
     for (let i = 0; i < refs.length; i++) {
+      if (refs[i].family !== '') {
+        // Keyed families are chunked: the chunk holding the key answers (see FamilyStore.read).
+        familyReads.push(this.families.read(seg, refs[i].family, refs[i].key, now).then(({ entry, staged }) => {
+          if (staged) sawPending = true;
+          entries[i] = entry ? { found: true, key: refs[i].key, value: entry.value, sequence: String(entry.sequence) } : notFound(refs[i].key);
+        }));
+        continue;
+      }
       const key = dataKey(seg.dataPrefix, refs[i].family, refs[i].key);
       const pending = this.overlay.get(key.toString('latin1'));
       if (!pending) {
@@ -297,6 +328,7 @@ export class SegmentEngine {
         ? notFound(refs[i].key)
         : { found: true, key: refs[i].key, value: pending.value, sequence: String(pending.sequence) };
     }
+    if (familyReads.length > 0) await Promise.all(familyReads);
     // Batches flush in order, so the segment's newest batch being durable covers every staged write seen.
     const pendingBatch = sawPending ? seg.lastBatch : undefined;
     const stored = missing.length > 0 ? await this.db.getMany(missing) : [];
@@ -319,9 +351,11 @@ export class SegmentEngine {
   async iterate(req: IterateInput): Promise<IterateResponse> {
     const seg = this.segment(req.segmentId);
     const checked = checkIterate(req);
+    if (seg.stagingTail) await seg.stagingTail;
     // Staged writes of this segment become visible to the snapshot once their batch is on disk.
     await seg.lastBatch?.done.catch(() => undefined);
-    return readPage(this.db, seg.dataPrefix, checked, this.clock());
+    if (checked.family === '') return readPage(this.db, seg.dataPrefix, checked, this.clock());
+    return readFamilyPage(this.db, seg.dataPrefix, checked, this.clock());
   }
 
   /**
@@ -331,6 +365,7 @@ export class SegmentEngine {
   async scan(req: ScanInput): Promise<ScanResponse> {
     const seg = this.segment(req.segmentId);
     const checked = checkScan(req);
+    if (seg.stagingTail) await seg.stagingTail;
     await seg.lastBatch?.done.catch(() => undefined);
     return readScanPage(this.db, seg.dataPrefix, checked, this.clock());
   }

@@ -46,6 +46,8 @@ export interface SegmentEngineOptions {
   maxFlushOps?: number;
   /** Longest one Execute's updates may hold back a flush while they stage. @default 10 */
   maxHoldMs?: number;
+  /** Bytes of recently written family chunks kept in memory (writes to them need no read). @default 64 MiB */
+  chunkCacheBytes?: number;
   /** Called when a background task fails (the engine itself logs nothing). */
   onBackgroundError?: (err: unknown, task: string) => void;
 }

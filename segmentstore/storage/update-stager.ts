@@ -140,11 +140,16 @@ function currentSequence(ctx: StageContext, id: string, stored: Buffer | undefin
   return valueSequence(stored);
 }
 
-function checkConditions(ctx: StageContext, seg: SegmentState, mods: readonly CheckedModification[], ids: readonly (string | undefined)[], read: ReadState | undefined, now: number): void {
+/**
+ * Checks the conditions of an update's modifications given each key's live sequence right now
+ * (undefined when absent); throws on the first failing one, with its index.
+ * @throws KvtFault BAD_KEY_VERSION / NO_SUCH_KEY
+ */
+export function checkConditions(seg: SegmentState, mods: readonly CheckedModification[], currentOf: (i: number) => number | undefined): void {
   for (let i = 0; i < mods.length; i++) {
     const m = mods[i];
     if (m.condition === 'NONE' && m.type !== 'INSERT') continue;
-    const current = currentSequence(ctx, ids[i]!, read?.values[i], now);
+    const current = currentOf(i);
     if (m.type === 'INSERT' || m.condition === 'NOT_EXISTS') {
       if (current !== undefined) {
         throw new KvtFault(ErrorCodes.BAD_KEY_VERSION, `modifications[${i}]: the key already exists in segment ${seg.id}`, i);
@@ -183,7 +188,8 @@ function stageRangeRemoval(ctx: StageContext, batch: CommitBatch, seg: SegmentSt
   }
 }
 
-function ensureSequenceRecord(batch: CommitBatch, seg: SegmentState): void {
+/** Makes sure the segment's sequence record is written with `batch` (once per batch). */
+export function ensureSequenceRecord(batch: CommitBatch, seg: SegmentState): void {
   if (seg.lastBatch === batch) return;
   seg.lastBatch = batch;
   batch.beforeWrite.push((b) => {
@@ -200,7 +206,7 @@ function ensureSequenceRecord(batch: CommitBatch, seg: SegmentState): void {
 export function stageUpdate(ctx: StageContext, seg: SegmentState, mods: readonly CheckedModification[], { keys, ids, values }: UpdateKeys, read?: ReadState): StagedUpdate {
   if (seg.deleted) throw new KvtFault(ErrorCodes.SEGMENT_NOT_FOUND, `segment ${seg.id} does not exist on this store`);
   const now = ctx.clock();
-  if (read || needsRead(mods)) checkConditions(ctx, seg, mods, ids, read, now);
+  if (read || needsRead(mods)) checkConditions(seg, mods, (i) => currentSequence(ctx, ids[i]!, read?.values[i], now));
   const batch = ctx.committer.batch();
   ensureSequenceRecord(batch, seg);
   const sequences = new Array<string>(mods.length);

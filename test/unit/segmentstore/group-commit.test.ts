@@ -32,6 +32,60 @@ describe('GroupCommitter', () => {
     }
   });
 
+  it('fails everything queued behind a failed write, rolls it out of the overlay and recovers', async () => {
+    using dir = tempDir();
+    const db = new ClassicLevel<Buffer, Buffer>(path.join(dir.path, 'db'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+    await db.open();
+    try {
+      // LevelDB cannot be made to fail on demand: the first chained write fails once it is let go.
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      let failNext = true;
+      const failingDb = Object.create(db) as ClassicLevel<Buffer, Buffer>;
+      failingDb.batch = ((...args: []) => {
+        const chain = db.batch(...args);
+        if (!failNext) return chain;
+        failNext = false;
+        chain.write = (async () => {
+          await gate;
+          throw new Error('injected write failure');
+        }) as typeof chain.write;
+        return chain;
+      }) as typeof db.batch;
+      const overlay = new Overlay();
+      const committer = new GroupCommitter(failingDb, overlay, 1);
+      let failures = 0;
+      committer.onFailure = () => failures++;
+      const entry = (k: string) => ({ id: k, storageKey: Buffer.from(k), sequence: 1, expiresAt: 0, value: Buffer.from('v') });
+      const first = committer.batch();
+      first.put(Buffer.from('a'), Buffer.from('1'));
+      first.entries.push(entry('a'));
+      overlay.set(first.entries[0]);
+      committer.staged();
+      await new Promise((r) => setImmediate(r)); // the failing write is running
+      const queued = committer.batch();
+      expect(queued).not.toBe(first);
+      queued.put(Buffer.from('b'), Buffer.from('2'));
+      queued.entries.push(entry('b'));
+      overlay.set(queued.entries[0]);
+      committer.staged();
+      release();
+      await expect(first.done).rejects.toThrow('injected write failure');
+      await expect(queued.done).rejects.toThrow('injected write failure');
+      expect(failures).toBe(1);
+      expect(overlay.get('a')).toBeUndefined();
+      expect(overlay.get('b')).toBeUndefined();
+      const after = committer.batch();
+      after.put(Buffer.from('c'), Buffer.from('3'));
+      committer.staged();
+      await after.done;
+      expect(await db.get(Buffer.from('c'))).toEqual(Buffer.from('3'));
+      expect(await db.get(Buffer.from('b'))).toBeUndefined();
+    } finally {
+      await db.close();
+    }
+  });
+
   it('does not let a hold that is never released starve the flush', async () => {
     using dir = tempDir();
     const db = new ClassicLevel<Buffer, Buffer>(path.join(dir.path, 'db'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });

@@ -1,0 +1,133 @@
+/**
+ * Chunks: the entries of a key family are stored several to a LevelDB record, in key order.
+ *
+ * Why: LevelDB's cost is per record (key copy, memtable node, log record, iterator step, a JS
+ * Buffer per key and value), so a batch of 100 puts into one family and a scan of a family cost
+ * one or a few records instead of 100 or 1,000. Chunk `i` of a family is stored under the data key
+ * `dataKey(family, L_i)` and holds exactly the keys in `[L_i, L_{i+1})`; the first chunk has
+ * `L_0 = ''` (the family prefix itself), so every key of the family has exactly one chunk: the
+ * chunk with the greatest `L_i <= key`. Family-less keys are not chunked (one record per key).
+ *
+ * Record value: `count u32 | entries`, each entry
+ * `keyLen u16 | valueLen u32 | sequence u64 | expiresAt u64 (0 = never) | key | value`, keys strictly
+ * ascending (unsigned bytewise).
+ */
+import { readU64, writeValueHeader } from './key-codec';
+
+/** One entry of a chunk; `key` and `value` may be views into the record they were decoded from. */
+export interface ChunkEntry {
+  key: Buffer;
+  sequence: number;
+  /** ms since the epoch; 0 = never. */
+  expiresAt: number;
+  value: Buffer;
+}
+
+/** Bytes of a chunk's entry header. */
+export const CHUNK_ENTRY_HEADER_BYTES = 22;
+/** A chunk is split once its entries would take more than this many bytes (an entry larger than this gets a chunk alone). */
+export const MAX_CHUNK_BYTES = 16 * 1024;
+/** A chunk is split once it would hold more entries than this. */
+export const MAX_CHUNK_ENTRIES = 128;
+
+/** Stored bytes of one entry. */
+export function chunkEntryBytes(e: ChunkEntry): number {
+  return CHUNK_ENTRY_HEADER_BYTES + e.key.length + e.value.length;
+}
+
+/** Encodes entries (already in ascending key order) as one chunk record value. */
+export function encodeChunk(entries: readonly ChunkEntry[]): Buffer {
+  let size = 4;
+  for (let i = 0; i < entries.length; i++) size += chunkEntryBytes(entries[i]);
+  const out = Buffer.allocUnsafe(size);
+  out.writeUInt32BE(entries.length, 0);
+  let at = 4;
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i];
+    out[at] = e.key.length >>> 8;
+    out[at + 1] = e.key.length & 0xff;
+    out.writeUInt32BE(e.value.length, at + 2);
+    writeValueHeader(out, at + 6, e.sequence, e.expiresAt);
+    at += CHUNK_ENTRY_HEADER_BYTES;
+    out.set(e.key, at);
+    at += e.key.length;
+    out.set(e.value, at);
+    at += e.value.length;
+  }
+  return out;
+}
+
+/** Decodes a chunk record value; keys and values are views into `record`. */
+export function decodeChunk(record: Buffer): ChunkEntry[] {
+  const count = record.readUInt32BE(0);
+  const out = new Array<ChunkEntry>(count);
+  let at = 4;
+  for (let i = 0; i < count; i++) {
+    const keyLen = (record[at] << 8) | record[at + 1];
+    const valueLen = record.readUInt32BE(at + 2);
+    const sequence = readU64(record, at + 6);
+    const expiresAt = readU64(record, at + 14);
+    at += CHUNK_ENTRY_HEADER_BYTES;
+    const key = record.subarray(at, at + keyLen);
+    at += keyLen;
+    out[i] = { key, sequence, expiresAt, value: record.subarray(at, at + valueLen) };
+    at += valueLen;
+  }
+  return out;
+}
+
+/** Number of entries in a chunk record, without decoding it. */
+export function chunkCount(record: Buffer): number {
+  return record.readUInt32BE(0);
+}
+
+/**
+ * Index of `key` in sorted `entries`, or `-(insertion point) - 1` when absent.
+ */
+export function searchChunk(entries: readonly ChunkEntry[], key: Uint8Array): number {
+  let lo = 0;
+  let hi = entries.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const c = Buffer.compare(entries[mid].key, key);
+    if (c === 0) return mid;
+    if (c < 0) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -lo - 1;
+}
+
+/**
+ * Cuts the entries of an over-full chunk into pieces within the limits, of about equal size (the way
+ * a B-tree splits a node: an even split leaves room on both sides, so inserts in the middle of a
+ * family do not keep splitting off single entries). An entry over {@link MAX_CHUNK_BYTES} gets a
+ * piece alone. Entries within the limits come back as one piece.
+ *
+ * `appended`: the new entries all went past the old last key (a family growing at its end, like
+ * revisions or a log). Then the pieces are filled to the limits from the left instead, because the
+ * left ones will not grow again; an even split would leave such families half full.
+ */
+export function splitChunk(entries: readonly ChunkEntry[], appended = false): ChunkEntry[][] {
+  let bytes = 0;
+  for (let i = 0; i < entries.length; i++) bytes += chunkEntryBytes(entries[i]);
+  if (entries.length <= MAX_CHUNK_ENTRIES && bytes <= MAX_CHUNK_BYTES) return [entries as ChunkEntry[]];
+  const pieces = appended ? 1 : Math.max(Math.ceil(entries.length / MAX_CHUNK_ENTRIES), Math.ceil(bytes / MAX_CHUNK_BYTES));
+  const targetCount = appended ? MAX_CHUNK_ENTRIES : Math.ceil(entries.length / pieces);
+  const targetBytes = appended ? MAX_CHUNK_BYTES : Math.min(MAX_CHUNK_BYTES, Math.ceil(bytes / pieces));
+  const out: ChunkEntry[][] = [];
+  let cur: ChunkEntry[] = [];
+  let curBytes = 0;
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i];
+    const size = chunkEntryBytes(e);
+    if (cur.length > 0 && (cur.length >= targetCount || curBytes + size > MAX_CHUNK_BYTES || curBytes >= targetBytes)) {
+      out.push(cur);
+      cur = [];
+      curBytes = 0;
+    }
+    cur.push(e);
+    curBytes += size;
+  }
+  if (cur.length > 0) out.push(cur);
+  return out;
+}

@@ -1,0 +1,488 @@
+/**
+ * Writes and point reads of keyed families, which are stored in chunks (see chunk-codec.ts).
+ *
+ * Writers keep a directory per family: the sorted storage keys of its chunks as staged (not only as
+ * durable). Directories and recently written chunk records are cached in bounded LRUs; a directory
+ * with staged writes not yet durable is pinned, so a directory that is not cached matches LevelDB
+ * exactly and can be loaded from it. Updates of one segment are staged one after another (the engine
+ * serializes them), so a directory only changes under the one update being staged.
+ *
+ * Chunk contents are looked up overlay first (staged), then the cache (durable), then LevelDB; a
+ * LevelDB read runs under an overlay read registration so a chunk committed meanwhile is still seen
+ * in the overlay. A failed flush invalidates every directory and the cache (see {@link invalidate}).
+ */
+import type { ClassicLevel } from 'classic-level';
+import { ErrorCodes } from '../../proto/error-codes';
+import { KvtFault } from '../../proto/runtime/status';
+import { ByteLru } from './byte-lru';
+import { ChunkEntry, decodeChunk, encodeChunk, searchChunk, splitChunk } from './chunk-codec';
+import { CommitBatch, GroupCommitter } from './group-commit';
+import { expiryKey, familyPrefix, NS_DATA, prefixSuccessor } from './key-codec';
+import { inBounds, KeyBounds, userBounds } from './key-range';
+import { Overlay, OverlayEntry } from './overlay';
+import { SegmentState } from './segment-state';
+import { checkConditions, ensureSequenceRecord } from './update-stager';
+import type { CheckedModification } from './validation';
+
+const EMPTY = Buffer.alloc(0);
+const DATA_FAMILY = 0x46; // 'F'
+
+/** Default bytes of chunk records kept in memory after they were written. */
+export const DEFAULT_CHUNK_CACHE_BYTES = 64 * 1024 * 1024;
+/** Default bytes of family directories kept in memory. */
+export const DEFAULT_DIRECTORY_CACHE_BYTES = 16 * 1024 * 1024;
+
+/** True for the storage key of a chunk record (a keyed family's data record). */
+export function isChunkKey(key: Buffer): boolean {
+  return key[0] === NS_DATA && key[9] === DATA_FAMILY;
+}
+
+/**
+ * The chunks of one family, as staged: their storage keys and, for searching, their lower user keys
+ * as latin1 strings (JS string order on latin1 is unsigned bytewise order, and much cheaper than
+ * comparing Buffers).
+ */
+class FamilyDirectory {
+  /** Updates staged into this directory whose batch has not settled. */
+  pending = 0;
+  /** Updates between reading and staging that hold this directory. */
+  users = 0;
+  /** False once a failed flush made it untrustworthy. */
+  valid = true;
+  readonly lowers: string[];
+
+  constructor(readonly seg: SegmentState, readonly prefix: Buffer, readonly keys: Buffer[]) {
+    this.lowers = keys.map((k) => k.toString('latin1', prefix.length));
+  }
+
+  /** Index of the chunk holding the key whose latin1 form is `id` (the greatest lower key <= it); -1 when the family is empty. */
+  floor(id: string): number {
+    let lo = 0;
+    let hi = this.lowers.length - 1;
+    let found = -1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.lowers[mid] <= id) {
+        found = mid;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    return found;
+  }
+
+  /** True when chunk `c` holds `id` (a cheap check before searching). */
+  holds(c: number, id: string): boolean {
+    return c >= 0 && c < this.lowers.length && this.lowers[c] <= id && (c + 1 === this.lowers.length || id < this.lowers[c + 1]);
+  }
+
+  insert(at: number, key: Buffer): void {
+    this.keys.splice(at, 0, key);
+    this.lowers.splice(at, 0, key.toString('latin1', this.prefix.length));
+  }
+
+  remove(at: number): void {
+    this.keys.splice(at, 1);
+    this.lowers.splice(at, 1);
+  }
+
+  /** Memory held, roughly: the keys plus a fixed cost per key and per directory. */
+  bytes(): number {
+    return 64 + this.keys.length * (2 * this.prefix.length + 64);
+  }
+}
+
+/** What staging needs from the engine. */
+export interface FamilyContext {
+  readonly db: ClassicLevel<Buffer, Buffer>;
+  readonly overlay: Overlay;
+  readonly committer: GroupCommitter;
+  readonly clock: () => number;
+}
+
+/** A staged update: durable once `batch.done` resolves. */
+export interface StagedFamilyUpdate {
+  batch: CommitBatch;
+  sequences: string[];
+}
+
+/** One stored entry found by a point read. */
+export interface FoundEntry {
+  value: Buffer;
+  sequence: number;
+}
+
+/** The chunks an update touches, in ascending order, with what is known of their contents. */
+interface Plan {
+  /** Chunk index per modification (-1 for range removals). */
+  slots: number[];
+  /** Touched chunk indices, ascending; index 0 of an empty family is the chunk about to be created. */
+  touched: number[];
+  /** Record of each touched chunk (same order): null = empty or new, undefined = not read yet. */
+  contents: (Buffer | null | undefined)[];
+}
+
+function rangeBounds(m: CheckedModification): KeyBounds {
+  return { prefix: m.rangePrefix, from: m.rangeFrom, to: m.rangeTo, toInclusive: false, reverse: false };
+}
+
+function live(e: ChunkEntry | undefined, now: number): ChunkEntry | undefined {
+  return e && (e.expiresAt === 0 || e.expiresAt > now) ? e : undefined;
+}
+
+/** Keyed-family storage of one engine. */
+export class FamilyStore {
+  private readonly directories: ByteLru<FamilyDirectory>;
+  private readonly chunks: ByteLru<Buffer>;
+
+  constructor(private readonly ctx: FamilyContext, chunkCacheBytes = DEFAULT_CHUNK_CACHE_BYTES, directoryCacheBytes = DEFAULT_DIRECTORY_CACHE_BYTES) {
+    this.directories = new ByteLru(directoryCacheBytes, (d) => d.pending > 0 || d.users > 0);
+    this.chunks = new ByteLru(chunkCacheBytes);
+  }
+
+  /** Chunk records of a durable batch: they become the cached contents. */
+  committed(entries: readonly OverlayEntry[]): void {
+    for (let i = 0; i < entries.length; i++) {
+      const e = entries[i];
+      if (!isChunkKey(e.storageKey)) continue;
+      if (e.value === null) this.chunks.delete(e.id);
+      else this.chunks.set(e.id, e.value, e.value.length + 64);
+    }
+  }
+
+  /** A flush failed: nothing staged on top of it can be trusted; forget every directory and chunk. */
+  invalidate(): void {
+    for (const d of this.directories.values()) d.valid = false;
+    this.directories.clear();
+    this.chunks.clear();
+  }
+
+  /** Forgets the cached state of a deleted segment. */
+  dropSegment(seg: SegmentState): void {
+    const prefix = seg.dataPrefix.toString('latin1');
+    for (const d of this.directories.values()) if (d.seg === seg) d.valid = false;
+    this.directories.deletePrefix(prefix);
+    this.chunks.deletePrefix(prefix);
+  }
+
+  private cachedDirectory(seg: SegmentState, id: string, touch: boolean): FamilyDirectory | undefined {
+    const d = touch ? this.directories.get(id) : this.directories.peek(id);
+    return d && d.seg === seg && d.valid ? d : undefined;
+  }
+
+  private async loadDirectory(seg: SegmentState, prefix: Buffer, id: string): Promise<FamilyDirectory> {
+    const cached = this.cachedDirectory(seg, id, true);
+    if (cached) return cached;
+    const keys = await this.ctx.db.keys({ gte: prefix, lt: prefixSuccessor(prefix), keyEncoding: 'buffer' }).all();
+    const again = this.cachedDirectory(seg, id, true);
+    if (again) return again;
+    const dir = new FamilyDirectory(seg, prefix, keys);
+    this.directories.set(id, dir, dir.bytes());
+    return dir;
+  }
+
+  /** Staged, then cached content of a chunk record; undefined when only LevelDB knows it. */
+  private known(id: string): Buffer | null | undefined {
+    const staged = this.ctx.overlay.get(id);
+    if (staged) return staged.value;
+    return this.chunks.get(id);
+  }
+
+  private plan(dir: FamilyDirectory, mods: readonly CheckedModification[], ids: readonly (string | undefined)[]): Plan {
+    const slots = new Array<number>(mods.length);
+    const touched = new Set<number>();
+    let removes = false;
+    let slot = -1;
+    for (let i = 0; i < mods.length; i++) {
+      const m = mods[i];
+      if (m.type === 'REMOVE_RANGE') {
+        removes = true;
+        slots[i] = -1;
+        const { lower, upper } = userBounds(rangeBounds(m));
+        const first = Math.max(0, lower ? dir.floor(lower.key.toString('latin1')) : 0);
+        const last = upper ? dir.floor(upper.key.toString('latin1')) : dir.keys.length - 1;
+        for (let c = first; c <= last; c++) touched.add(c);
+        continue;
+      }
+      if (m.type === 'REMOVE') removes = true;
+      const id = ids[i]!;
+      // Batches usually name neighbouring keys: try the previous modification's chunk first.
+      if (!dir.holds(slot, id)) slot = Math.max(0, dir.floor(id));
+      slots[i] = slot;
+      if (dir.keys.length > 0 || m.type === 'PUT' || m.type === 'INSERT') touched.add(slot);
+    }
+    // A family that may become empty must drop its first chunk too (not leave an empty record behind).
+    if (removes && dir.keys.length > 0 && touched.size >= dir.keys.length - 1) touched.add(0);
+    const list = [...touched].sort((a, b) => a - b);
+    const contents = list.map((c) => (c < dir.keys.length ? this.known(this.chunkId(dir, c)) : null));
+    return { slots, touched: list, contents };
+  }
+
+  private chunkId(dir: FamilyDirectory, c: number): string {
+    return dir.keys[c].toString('latin1');
+  }
+
+  /**
+   * Checks and stages one update of a keyed family: synchronously when its directory and chunks are
+   * in memory, else after reading them. `ids` are the keys' latin1 forms (undefined for range
+   * removals). The caller serializes the updates of one segment.
+   */
+  stage(seg: SegmentState, mods: readonly CheckedModification[], ids: readonly (string | undefined)[]): StagedFamilyUpdate | Promise<StagedFamilyUpdate> {
+    const prefix = familyPrefix(seg.dataPrefix, mods[0].family);
+    const id = prefix.toString('latin1');
+    const dir = this.cachedDirectory(seg, id, true);
+    if (dir) {
+      const plan = this.plan(dir, mods, ids);
+      if (!plan.contents.includes(undefined)) return this.apply(seg, dir, mods, ids, plan);
+    }
+    return this.readThenStage(seg, prefix, id, mods, ids);
+  }
+
+  private async readThenStage(seg: SegmentState, prefix: Buffer, id: string, mods: readonly CheckedModification[], ids: readonly (string | undefined)[]): Promise<StagedFamilyUpdate> {
+    const token = this.ctx.overlay.beginRead();
+    let dir: FamilyDirectory | undefined;
+    try {
+      dir = await this.loadDirectory(seg, prefix, id);
+      dir.users++;
+      const plan = this.plan(dir, mods, ids);
+      await this.fill(dir, plan);
+      return this.apply(seg, dir, mods, ids, plan);
+    } finally {
+      if (dir) dir.users--;
+      this.ctx.overlay.endRead(token);
+    }
+  }
+
+  /** Reads the chunk records of `plan` not known in memory (the caller holds an overlay read registration). */
+  private async fill(dir: FamilyDirectory, plan: Plan): Promise<void> {
+    const missing: number[] = [];
+    for (let j = 0; j < plan.touched.length; j++) if (plan.contents[j] === undefined) missing.push(j);
+    if (missing.length === 0) return;
+    const records = await this.ctx.db.getMany(missing.map((j) => dir.keys[plan.touched[j]]));
+    for (let n = 0; n < missing.length; n++) {
+      const j = missing[n];
+      // Staged or committed while we read: the overlay holds the newer record.
+      const known = this.known(this.chunkId(dir, plan.touched[j]));
+      plan.contents[j] = known !== undefined ? known : (records[n] ?? null);
+    }
+  }
+
+  private apply(seg: SegmentState, dir: FamilyDirectory, mods: readonly CheckedModification[], ids: readonly (string | undefined)[], plan: Plan): StagedFamilyUpdate {
+    if (seg.deleted) throw new KvtFault(ErrorCodes.SEGMENT_NOT_FOUND, `segment ${seg.id} does not exist on this store`);
+    if (!dir.valid) throw new KvtFault(ErrorCodes.UNAVAILABLE, 'segment store could not write to its storage; try again');
+    const now = this.ctx.clock();
+    const work = new Map<number, ChunkWork>();
+    for (let j = 0; j < plan.touched.length; j++) work.set(plan.touched[j], new ChunkWork(plan.contents[j] ?? null, now));
+    checkConditions(seg, mods, (i) => work.get(plan.slots[i])?.get(ids[i]!)?.sequence);
+
+    const batch = this.ctx.committer.batch();
+    ensureSequenceRecord(batch, seg);
+    const sequences = new Array<string>(mods.length);
+    for (let i = 0; i < mods.length; i++) {
+      const m = mods[i];
+      if (m.type === 'REMOVE_RANGE') {
+        const bounds = rangeBounds(m);
+        for (const w of work.values()) w.removeWhere((e) => inBounds(e.key, bounds));
+        sequences[i] = '';
+        continue;
+      }
+      const w = work.get(plan.slots[i]);
+      if (m.type === 'REMOVE') {
+        w?.remove(ids[i]!);
+        sequences[i] = '';
+        continue;
+      }
+      const sequence = ++seg.lastSequence;
+      const expiresAt = m.ttlMs > 0 ? now + m.ttlMs : 0;
+      w!.put(ids[i]!, { key: m.key, sequence, expiresAt, value: m.value });
+      if (expiresAt !== 0) batch.put(expiryKey(expiresAt, Buffer.concat([dir.prefix, m.key])), EMPTY);
+      sequences[i] = String(sequence);
+    }
+    const weight = batch.weight;
+    this.writeChunks(batch, dir, plan.touched, work);
+    // The update weighs its modifications, not the few chunk records that carry them.
+    batch.weight = Math.max(batch.weight, weight + mods.length);
+    dir.pending++;
+    const settle = (): void => {
+      dir.pending--;
+    };
+    batch.done.then(settle, settle);
+    this.ctx.committer.staged();
+    return { batch, sequences };
+  }
+
+  /** Stages the rewritten chunks (highest index first, so splicing the directory keeps lower indices). */
+  private writeChunks(batch: CommitBatch, dir: FamilyDirectory, touched: readonly number[], work: Map<number, ChunkWork>): void {
+    const lastChunk = dir.keys.length - 1;
+    const stage = (key: Buffer, value: Buffer | null): void => {
+      const entry: OverlayEntry = { id: key.toString('latin1'), storageKey: key, sequence: 0, expiresAt: 0, value };
+      if (value === null) batch.del(key);
+      else batch.put(key, value);
+      this.ctx.overlay.set(entry);
+      batch.entries.push(entry);
+    };
+    for (let t = touched.length - 1; t >= 0; t--) {
+      const c = touched[t];
+      const w = work.get(c)!;
+      if (!w.changed) continue;
+      const entries = w.sorted();
+      const isNew = c >= dir.keys.length;
+      const key = isNew ? dir.prefix : dir.keys[c];
+      if (entries.length === 0) {
+        if (isNew) continue;
+        if (c === 0 && dir.keys.length > 1) {
+          stage(key, encodeChunk(entries)); // the first chunk stays (it anchors the family's lowest keys)
+          continue;
+        }
+        stage(key, null);
+        dir.remove(c);
+        continue;
+      }
+      const pieces = splitChunk(entries, c >= lastChunk && w.appendedOnly);
+      stage(key, encodeChunk(pieces[0]));
+      if (isNew) dir.insert(dir.keys.length, key);
+      for (let p = 1; p < pieces.length; p++) {
+        const pieceKey = Buffer.concat([dir.prefix, pieces[p][0].key]);
+        stage(pieceKey, encodeChunk(pieces[p]));
+        dir.insert(c + p, pieceKey);
+      }
+    }
+    this.directories.resize(dir.prefix.toString('latin1'), dir.bytes());
+  }
+
+  /**
+   * Stages the removal of entries of one family that still carry the expiry the index named and are
+   * expired (the sweeper's part for keyed families). The caller serializes it with the segment's
+   * updates; undefined when nothing was due.
+   */
+  async expire(seg: SegmentState, family: string, items: readonly { key: Buffer; expiresAt: number }[]): Promise<StagedFamilyUpdate | undefined> {
+    const prefix = familyPrefix(seg.dataPrefix, family);
+    const token = this.ctx.overlay.beginRead();
+    let dir: FamilyDirectory | undefined;
+    try {
+      dir = await this.loadDirectory(seg, prefix, prefix.toString('latin1'));
+      dir.users++;
+      const asRemoval = (key: Buffer): CheckedModification => ({ type: 'REMOVE', key, condition: 'NONE' }) as CheckedModification;
+      const itemIds = items.map((it) => it.key.toString('latin1'));
+      const probe = this.plan(dir, items.map((it) => asRemoval(it.key)), itemIds);
+      await this.fill(dir, probe);
+      const now = this.ctx.clock();
+      const due: CheckedModification[] = [];
+      const dueIds: string[] = [];
+      const chunks = new Map<number, ChunkWork>();
+      for (let i = 0; i < items.length; i++) {
+        const c = probe.slots[i];
+        let w = chunks.get(c);
+        // (clock 0: keep expired entries in view, their expiry is what is checked here)
+        if (!w) chunks.set(c, (w = new ChunkWork(probe.contents[probe.touched.indexOf(c)] ?? null, 0)));
+        const e = w.get(itemIds[i]);
+        if (!e || dueIds.includes(itemIds[i])) continue;
+        if (e.expiresAt === items[i].expiresAt && e.expiresAt <= now) {
+          due.push(asRemoval(items[i].key));
+          dueIds.push(itemIds[i]);
+        }
+      }
+      if (due.length === 0 || seg.deleted) return undefined;
+      const plan = this.plan(dir, due, dueIds);
+      await this.fill(dir, plan);
+      return this.apply(seg, dir, due, dueIds, plan);
+    } finally {
+      if (dir) dir.users--;
+      this.ctx.overlay.endRead(token);
+    }
+  }
+
+  /**
+   * Point read of one key of a keyed family. Answers from memory when the chunk is staged or cached
+   * (`staged` tells the caller to wait for the segment's newest batch before answering), else reads
+   * the chunk holding the key from one LevelDB snapshot.
+   */
+  async read(seg: SegmentState, family: string, key: Buffer, now: number): Promise<{ entry: FoundEntry | undefined; staged: boolean }> {
+    const prefix = familyPrefix(seg.dataPrefix, family);
+    const dir = this.cachedDirectory(seg, prefix.toString('latin1'), false);
+    if (dir) {
+      const c = dir.floor(key.toString('latin1'));
+      if (c < 0) {
+        if (dir.pending > 0) return { entry: undefined, staged: true };
+      } else {
+        const id = this.chunkId(dir, c);
+        const staged = this.ctx.overlay.get(id);
+        if (staged && dir.pending > 0) return { entry: findIn(staged.value, key, now), staged: true };
+        const cached = dir.pending === 0 ? this.chunks.peek(id) : undefined;
+        if (cached) return { entry: findIn(cached, key, now), staged: false };
+      }
+    }
+    const storageKey = Buffer.concat([prefix, key]);
+    const found = await this.ctx.db.iterator({ gte: prefix, lte: storageKey, reverse: true, limit: 1, keyEncoding: 'buffer', valueEncoding: 'buffer' }).all();
+    return { entry: found.length > 0 ? findIn(found[0][1], key, now) : undefined, staged: false };
+  }
+}
+
+/**
+ * The entries of one chunk while an update is applied, by latin1 key. The Map keeps insertion order
+ * and replacing keeps a slot, so it is usually still in key order at the end (appends, overwrites).
+ */
+class ChunkWork {
+  private readonly map = new Map<string, ChunkEntry>();
+  private readonly lastId: string | undefined;
+  changed = false;
+  /** No key was inserted before the old last key (see splitChunk's `appended`). */
+  appendedOnly = true;
+
+  /** Entries expired by `now` are left out (they are absent, and rewriting the chunk drops them). */
+  constructor(record: Buffer | null, now: number) {
+    let last: string | undefined;
+    if (record) {
+      for (const e of decodeChunk(record)) {
+        if (e.expiresAt !== 0 && e.expiresAt <= now) {
+          this.changed = true;
+          continue;
+        }
+        last = e.key.toString('latin1');
+        this.map.set(last, e);
+      }
+    }
+    this.lastId = last;
+  }
+
+  get(id: string): ChunkEntry | undefined {
+    return this.map.get(id);
+  }
+
+  put(id: string, e: ChunkEntry): void {
+    const had = this.map.has(id);
+    this.map.set(id, e);
+    this.changed = true;
+    if (had) return;
+    if (this.lastId !== undefined && id <= this.lastId) this.appendedOnly = false;
+  }
+
+  remove(id: string): void {
+    if (this.map.delete(id)) this.changed = true;
+  }
+
+  removeWhere(doomed: (e: ChunkEntry) => boolean): void {
+    for (const [id, e] of this.map) {
+      if (doomed(e)) {
+        this.map.delete(id);
+        this.changed = true;
+      }
+    }
+  }
+
+  /** The entries in ascending key order. */
+  sorted(): ChunkEntry[] {
+    const pairs = [...this.map.entries()];
+    let inOrder = true;
+    for (let i = 1; i < pairs.length && inOrder; i++) inOrder = pairs[i - 1][0] < pairs[i][0];
+    if (!inOrder) pairs.sort((a, b) => (a[0] < b[0] ? -1 : 1));
+    return pairs.map((kv) => kv[1]);
+  }
+}
+
+function findIn(record: Buffer | null, key: Buffer, now: number): FoundEntry | undefined {
+  if (!record) return undefined;
+  const entries = decodeChunk(record);
+  const at = searchChunk(entries, key);
+  const e = at >= 0 ? live(entries[at], now) : undefined;
+  return e ? { value: e.value, sequence: e.sequence } : undefined;
+}

@@ -1,0 +1,269 @@
+/**
+ * Keyed families are stored in chunks (segmentstore/storage/chunk-codec.ts). This drives the engine
+ * with random updates that split, empty and refill chunks (large families, values from a few bytes
+ * to over a chunk), range removals across chunks, conditional writes and expiry, and checks every
+ * read path (get, iterate with bounds in both directions and resumed pages, scan, info) against an
+ * in-memory model after each round, and again after reopening the LevelDB.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import * as path from 'node:path';
+import { mulberry32 } from '../../harness/oracle';
+import { tempDir } from '../../harness/process';
+import { MAX_CHUNK_BYTES, MAX_CHUNK_ENTRIES, decodeChunk, encodeChunk, splitChunk, ChunkEntry } from '../../../segmentstore/storage/chunk-codec';
+import { SegmentEngine } from '../../../segmentstore/storage/segment-engine';
+import type { ModificationInput } from '../../../segmentstore/storage/validation';
+
+const SEG = '3';
+
+interface ModelEntry {
+  value: Buffer;
+  sequence: string;
+  expiresAt: number;
+}
+
+const hex = (b: Buffer): string => b.toString('hex');
+
+class Model {
+  readonly families = new Map<string, Map<string, ModelEntry>>();
+  constructor(private readonly clock: () => number) {}
+
+  family(f: string): Map<string, ModelEntry> {
+    let m = this.families.get(f);
+    if (!m) this.families.set(f, (m = new Map()));
+    return m;
+  }
+
+  live(f: string, key: Buffer): ModelEntry | undefined {
+    const e = this.families.get(f)?.get(hex(key));
+    return e && (e.expiresAt === 0 || e.expiresAt > this.clock()) ? e : undefined;
+  }
+
+  /** Live keys of `f`, ascending. */
+  keys(f: string): Buffer[] {
+    const out: Buffer[] = [];
+    for (const k of this.families.get(f)?.keys() ?? []) {
+      const key = Buffer.from(k, 'hex');
+      if (this.live(f, key)) out.push(key);
+    }
+    return out.sort(Buffer.compare);
+  }
+}
+
+describe('chunk codec', () => {
+  it('round-trips entries and splits over-full chunks evenly within the limits', () => {
+    const entries: ChunkEntry[] = Array.from({ length: 300 }, (_, i) => ({
+      key: Buffer.from(`k${String(i).padStart(4, '0')}`),
+      sequence: 2 ** 40 + i,
+      expiresAt: i % 3 === 0 ? 0 : 1_700_000_000_000 + i,
+      value: Buffer.alloc(i % 7 === 0 ? MAX_CHUNK_BYTES + 10 : 50, i),
+    }));
+    const decoded = decodeChunk(encodeChunk(entries));
+    expect(decoded.map((e) => [e.key.toString(), e.sequence, e.expiresAt, e.value.length])).toEqual(entries.map((e) => [e.key.toString(), e.sequence, e.expiresAt, e.value.length]));
+    const pieces = splitChunk(entries);
+    expect(pieces.flat().map((e) => e.key.toString())).toEqual(entries.map((e) => e.key.toString()));
+    for (const p of pieces) {
+      expect(p.length).toBeGreaterThan(0);
+      expect(p.length).toBeLessThanOrEqual(MAX_CHUNK_ENTRIES);
+      const bytes = p.reduce((n, e) => n + 22 + e.key.length + e.value.length, 0);
+      if (p.length > 1) expect(bytes).toBeLessThanOrEqual(MAX_CHUNK_BYTES);
+    }
+    expect(splitChunk(entries.slice(1, 7))).toHaveLength(1);
+  });
+});
+
+describe('SegmentEngine over chunked families', () => {
+  const cleanup: Array<() => Promise<void> | void> = [];
+  afterEach(async () => {
+    for (const fn of cleanup.splice(0).reverse()) await fn();
+  });
+
+  it('matches a model through random splits, range removals, conditions, expiry and a reopen', async () => {
+    const dir = tempDir('kvt-chunks-');
+    cleanup.push(dir.dispose);
+    const location = path.join(dir.path, 'db');
+    let now = 1_700_000_000_000;
+    const clock = (): number => now;
+    let engine = await SegmentEngine.open(location, { clock, expirySweepIntervalMs: 0, chunkCacheBytes: 256 * 1024 });
+    cleanup.push(() => engine.close());
+    await engine.createSegment(SEG);
+    const model = new Model(clock);
+    const rand = mulberry32(42);
+    const families = ['a', 'b', 'wide family', 'z'];
+    const keyOf = (n: number): Buffer => Buffer.from(`key-${String(n).padStart(5, '0')}`);
+    const valueOf = (): Buffer => {
+      const r = rand();
+      const size = r < 0.02 ? MAX_CHUNK_BYTES + Math.floor(rand() * 4000) : r < 0.2 ? 1000 + Math.floor(rand() * 3000) : Math.floor(rand() * 120);
+      return Buffer.alloc(size, Math.floor(rand() * 256));
+    };
+    let conflicts = 0;
+
+    async function round(updates: number): Promise<void> {
+      for (let u = 0; u < updates; u++) {
+        const family = families[Math.floor(rand() * families.length)];
+        const r = rand();
+        const mods: ModificationInput[] = [];
+        if (r < 0.05) {
+          // Range removal of a random key interval (sometimes by prefix).
+          const lo = Math.floor(rand() * 2000);
+          const hi = lo + Math.floor(rand() * 400);
+          const byPrefix = rand() < 0.3;
+          mods.push(byPrefix
+            ? { type: 'REMOVE_RANGE', family, rangePrefix: Buffer.from(`key-00${Math.floor(rand() * 20)}`) }
+            : { type: 'REMOVE_RANGE', family, rangeFrom: keyOf(lo), rangeTo: keyOf(hi) });
+        } else {
+          const count = r < 0.3 ? 1 + Math.floor(rand() * 200) : 1 + Math.floor(rand() * 5);
+          const base = Math.floor(rand() * 2000);
+          const seen = new Set<number>();
+          for (let i = 0; i < count; i++) {
+            const n = rand() < 0.7 ? base + i : Math.floor(rand() * 2000);
+            if (seen.has(n)) continue;
+            seen.add(n);
+            const key = keyOf(n);
+            const t = rand();
+            if (t < 0.15) mods.push({ type: 'REMOVE', family, key });
+            else if (t < 0.2) mods.push({ type: 'INSERT', family, key, value: valueOf() });
+            else if (t < 0.25) {
+              const cur = model.live(family, key);
+              mods.push({ type: 'PUT', family, key, value: valueOf(), condition: cur ? { kind: 'VERSION', segmentId: SEG, sequence: cur.sequence } : { kind: 'NOT_EXISTS' } });
+            } else mods.push({ type: 'PUT', family, key, value: valueOf(), ttlMs: rand() < 0.05 ? 1000 : 0 });
+          }
+        }
+        try {
+          const res = await engine.update({ segmentId: SEG, modifications: mods });
+          applyToModel(family, mods, res.sequences);
+        } catch (err) {
+          // INSERT of a live key: the whole batch must have been refused.
+          expect((err as { code?: string }).code).toBe('BAD_KEY_VERSION');
+          conflicts++;
+        }
+      }
+    }
+
+    function applyToModel(family: string, mods: ModificationInput[], sequences: string[]): void {
+      const fam = model.family(family);
+      mods.forEach((m, i) => {
+        if (m.type === 'REMOVE_RANGE') {
+          for (const k of [...fam.keys()]) {
+            const key = Buffer.from(k, 'hex');
+            const inRange = m.rangePrefix ? key.subarray(0, m.rangePrefix.length).equals(m.rangePrefix) : Buffer.compare(key, m.rangeFrom!) >= 0 && Buffer.compare(key, m.rangeTo!) < 0;
+            if (inRange) fam.delete(k);
+          }
+        } else if (m.type === 'REMOVE') fam.delete(hex(Buffer.from(m.key!)));
+        else fam.set(hex(Buffer.from(m.key!)), { value: Buffer.from(m.value!), sequence: sequences[i], expiresAt: m.ttlMs ? now + Number(m.ttlMs) : 0 });
+      });
+    }
+
+    async function verify(): Promise<void> {
+      let total = 0;
+      for (const family of families) {
+        const keys = model.keys(family);
+        total += keys.length;
+        // Point reads of live and absent keys.
+        const probe = [...keys.filter(() => rand() < 0.2), keyOf(5000), keyOf(Math.floor(rand() * 2000))];
+        const got = await engine.get({ segmentId: SEG, keys: probe.map((key) => ({ family, key })) });
+        got.entries.forEach((e, i) => {
+          const want = model.live(family, probe[i]);
+          expect(e.found, `${family}/${probe[i]}`).toBe(!!want);
+          if (want) {
+            expect(e.sequence).toBe(want.sequence);
+            expect(Buffer.compare(e.value, want.value)).toBe(0);
+          }
+        });
+        // Whole family both ways, in pages.
+        for (const reverse of [false, true]) {
+          const pageSize = 1 + Math.floor(rand() * 150);
+          const seen: Buffer[] = [];
+          let after: Buffer | undefined;
+          for (let guard = 0; guard < 10_000; guard++) {
+            const page = await engine.iterate({ segmentId: SEG, family, maxItems: pageSize, reverse, includeValues: true, hasAfter: after !== undefined, after });
+            for (const item of page.items) {
+              const want = model.live(family, item.key);
+              expect(want, `unexpected ${item.key.toString()}`).toBeDefined();
+              expect(item.sequence).toBe(want!.sequence);
+              expect(Buffer.compare(item.value, want!.value)).toBe(0);
+              seen.push(Buffer.from(item.key));
+            }
+            if (page.done) break;
+            expect(page.items).toHaveLength(pageSize);
+            after = seen[seen.length - 1];
+          }
+          const want = reverse ? [...keys].reverse() : keys;
+          expect(seen.map((k) => k.toString())).toEqual(want.map((k) => k.toString()));
+        }
+        // Bounded ranges.
+        for (let b = 0; b < 4; b++) {
+          const lo = keyOf(Math.floor(rand() * 2000));
+          const hi = keyOf(Math.floor(rand() * 2000) + 100);
+          const toInclusive = rand() < 0.5;
+          const reverse = rand() < 0.5;
+          const page = await engine.iterate({ segmentId: SEG, family, from: lo, to: hi, toInclusive, reverse, maxItems: 10_000 });
+          let want = keys.filter((k) => Buffer.compare(k, lo) >= 0 && (toInclusive ? Buffer.compare(k, hi) <= 0 : Buffer.compare(k, hi) < 0));
+          if (reverse) want = want.reverse();
+          expect(page.items.map((i) => i.key.toString())).toEqual(want.map((k) => k.toString()));
+          expect(page.done).toBe(true);
+        }
+      }
+      // A scan of the whole segment in pages, and the totals.
+      let scanned = 0;
+      let after = Buffer.alloc(0);
+      for (let guard = 0; guard < 10_000; guard++) {
+        const page = await engine.scan({ segmentId: SEG, maxItems: 97, includeValues: false, after });
+        for (const item of page.items) {
+          expect(model.live(item.family, item.key), `scan ${item.family}/${item.key.toString()}`).toBeDefined();
+        }
+        scanned += page.items.length;
+        after = page.position;
+        if (page.done) break;
+      }
+      expect(scanned).toBe(total);
+      const info = await engine.segmentInfo(SEG);
+      expect(Number(info.entryCount)).toBe(total);
+    }
+
+    for (let r = 0; r < 6; r++) {
+      await round(150);
+      if (r === 2) now += 2_000; // entries with a 1 s TTL expire
+      await verify();
+      if (r === 3) {
+        expect(await engine.sweepExpired()).toBeGreaterThanOrEqual(0);
+        await verify();
+      }
+    }
+    // The families really were split into many chunks, and something was refused.
+    expect(model.keys('a').length).toBeGreaterThan(MAX_CHUNK_ENTRIES);
+    expect(conflicts).toBeGreaterThan(0);
+
+    await engine.close();
+    engine = await SegmentEngine.open(location, { clock, expirySweepIntervalMs: 0 });
+    await verify();
+    // Emptying a family removes every record of it.
+    await engine.update({ segmentId: SEG, modifications: [{ type: 'REMOVE_RANGE', family: 'a' }] });
+    model.families.delete('a');
+    await verify();
+    const page = await engine.iterate({ segmentId: SEG, family: 'a', maxItems: 10 });
+    expect(page).toEqual({ items: [], done: true });
+  }, 120_000);
+
+  it('sweeps expired entries out of chunks, leaving live neighbours and newer writes alone', async () => {
+    const dir = tempDir('kvt-chunks-');
+    cleanup.push(dir.dispose);
+    let now = 1_700_000_000_000;
+    const engine = await SegmentEngine.open(path.join(dir.path, 'db'), { clock: () => now, expirySweepIntervalMs: 0 });
+    cleanup.push(() => engine.close());
+    await engine.createSegment(SEG);
+    const mods: ModificationInput[] = Array.from({ length: 200 }, (_, i) => ({
+      family: 'f', key: Buffer.from(`k${String(i).padStart(3, '0')}`), value: Buffer.alloc(100, i), ttlMs: i % 2 === 0 ? 1000 : 0,
+    }));
+    await engine.update({ segmentId: SEG, modifications: mods });
+    // k000 is rewritten without a TTL before its old expiry passes: the sweep must keep it.
+    await engine.update({ segmentId: SEG, modifications: [{ family: 'f', key: Buffer.from('k000'), value: Buffer.from('kept') }] });
+    now += 5000;
+    expect(await engine.sweepExpired()).toBe(99);
+    const info = await engine.segmentInfo(SEG);
+    expect(info.entryCount).toBe('101');
+    const got = await engine.get({ segmentId: SEG, keys: [{ family: 'f', key: Buffer.from('k000') }, { family: 'f', key: Buffer.from('k001') }, { family: 'f', key: Buffer.from('k002') }] });
+    expect(got.entries.map((e) => e.found)).toEqual([true, true, false]);
+    expect(got.entries[0].value.toString()).toBe('kept');
+    expect(await engine.sweepExpired()).toBe(0);
+  });
+});
