@@ -1,15 +1,17 @@
 /**
  * Storage layout of the segment engine in its one LevelDB. Every key starts with a namespace byte:
  *
+ * - `m` → storage format of the database (decimal, see STORAGE_FORMAT in segment-engine.ts)
  * - `m | segmentId(8 BE) | 'R'` → segment record (JSON: table, state, createdAtMs)
  * - `m | segmentId(8 BE) | 'S'` → last sequence handed out (u64 BE); kept after a delete so a
  *   re-created segment never reuses a version
- * - `d | segmentId(8 BE) | 'F' | famLen(2 BE) | family UTF-8 | key` → entry of a key family
+ * - `d | segmentId(8 BE) | 'F' | famLen(2 BE) | family UTF-8 | lower bound` → chunk of a key family
+ *   (its entries, in key order; the first chunk's lower bound is empty; see chunk-codec.ts)
  * - `d | segmentId(8 BE) | 'N' | key` → entry without a family
  * - `x | expiresAt ms(8 BE) | data key` → expiry index (empty value), read by the sweeper
  *
  * The length prefix makes family prefixes prefix-free, so LevelDB's bytewise order is exactly the
- * unsigned bytewise order of keys within one family. Entry values are a 16-byte header
+ * unsigned bytewise order of keys within one family. Family-less entry values are a 16-byte header
  * (sequence u64 BE, expiresAt ms u64 BE or 0) followed by the value bytes.
  */
 

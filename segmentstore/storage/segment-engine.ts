@@ -17,7 +17,7 @@ import type { Entry, GetResponse, IterateResponse, ScanResponse, SegmentInfo, Up
 import { KvtFault } from '../../proto/runtime/status';
 import { ExpirySweeper } from './expiry-sweeper';
 import { CommitBatch, GroupCommitter } from './group-commit';
-import { dataKey, valueBytes, valueExpiresAt, valueSequence } from './key-codec';
+import { dataKey, NS_META, valueBytes, valueExpiresAt, valueSequence } from './key-codec';
 import { Overlay } from './overlay';
 import { countSegment, readFamilyPage, readScanPage } from './chunk-reader';
 import { FamilyStore } from './family-store';
@@ -99,6 +99,7 @@ export class SegmentEngine {
     }
     const engine = new SegmentEngine(location, db, options);
     try {
+      await checkFormat(db, location);
       await engine.catalog.load();
     } catch (err) {
       await db.close();
@@ -375,6 +376,23 @@ export class SegmentEngine {
     this.assertOpen();
     return this.sweeper.sweep(1_000);
   }
+}
+
+/** The storage format this engine writes: 2 = keyed families in chunks (1 stored one record per entry). */
+export const STORAGE_FORMAT = 2;
+const FORMAT_KEY = Buffer.from([NS_META]);
+
+/** Stamps a new database with {@link STORAGE_FORMAT}; refuses one written in another format. */
+async function checkFormat(db: ClassicLevel<Buffer, Buffer>, location: string): Promise<void> {
+  const stamp = await db.get(FORMAT_KEY);
+  if (stamp) {
+    const format = Number(stamp.toString('utf8'));
+    if (format !== STORAGE_FORMAT) throw new Error(`${location} holds kvt storage format ${format}; this segment store reads format ${STORAGE_FORMAT} only`);
+    return;
+  }
+  const [any] = await db.keys({ limit: 1, keyEncoding: 'buffer' }).all();
+  if (any) throw new Error(`${location} holds kvt storage format 1 (one record per entry); this segment store reads format ${STORAGE_FORMAT} only: export the data with the older kvt and import it`);
+  await db.put(FORMAT_KEY, Buffer.from(String(STORAGE_FORMAT)), { sync: true });
 }
 
 function acknowledge(staged: StagedUpdate): Promise<UpdateResponse> {

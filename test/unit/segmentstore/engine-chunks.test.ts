@@ -7,6 +7,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import * as path from 'node:path';
+import { ClassicLevel } from 'classic-level';
 import { mulberry32 } from '../../harness/oracle';
 import { tempDir } from '../../harness/process';
 import { MAX_CHUNK_BYTES, MAX_CHUNK_ENTRIES, decodeChunk, encodeChunk, splitChunk, ChunkEntry } from '../../../segmentstore/storage/chunk-codec';
@@ -243,6 +244,21 @@ describe('SegmentEngine over chunked families', () => {
     const page = await engine.iterate({ segmentId: SEG, family: 'a', maxItems: 10 });
     expect(page).toEqual({ items: [], done: true });
   }, 120_000);
+
+  it('stamps its storage format and refuses a database written in another one', async () => {
+    const dir = tempDir('kvt-chunks-');
+    cleanup.push(dir.dispose);
+    const fresh = path.join(dir.path, 'fresh');
+    const engine = await SegmentEngine.open(fresh, { expirySweepIntervalMs: 0 });
+    await engine.close();
+    const reopened = await SegmentEngine.open(fresh, { expirySweepIntervalMs: 0 });
+    await reopened.close();
+    const old = path.join(dir.path, 'old');
+    const db = new ClassicLevel<string, string>(old);
+    await db.put('d-an-old-entry', 'v');
+    await db.close();
+    await expect(SegmentEngine.open(old)).rejects.toThrow(/holds kvt storage format 1 .*reads format 2 only/);
+  });
 
   it('sweeps expired entries out of chunks, leaving live neighbours and newer writes alone', async () => {
     const dir = tempDir('kvt-chunks-');
