@@ -29,6 +29,8 @@ const DATA_FAMILY = 0x46; // 'F'
 
 /** Default bytes of chunk records kept in memory after they were written. */
 export const DEFAULT_CHUNK_CACHE_BYTES = 64 * 1024 * 1024;
+/** A family of at most this many chunks is loaded with its records in one read. */
+const SMALL_FAMILY_CHUNKS = 4;
 /** Default bytes of family directories kept in memory. */
 export const DEFAULT_DIRECTORY_CACHE_BYTES = 16 * 1024 * 1024;
 
@@ -169,10 +171,26 @@ export class FamilyStore {
     return d && d.seg === seg && d.valid ? d : undefined;
   }
 
+  /**
+   * The family's directory, loaded from LevelDB if not cached. A small family (most) comes with its
+   * chunk records in the same read, which go to the chunk cache: with the directory not cached no
+   * write of the family is in flight, and the caller serializes staging, so they are current.
+   */
   private async loadDirectory(seg: SegmentState, prefix: Buffer, id: string): Promise<FamilyDirectory> {
     const cached = this.cachedDirectory(seg, id, true);
     if (cached) return cached;
-    const keys = await this.ctx.db.keys({ gte: prefix, lt: prefixSuccessor(prefix), keyEncoding: 'buffer' }).all();
+    const range = { gte: prefix, lt: prefixSuccessor(prefix), keyEncoding: 'buffer', valueEncoding: 'buffer' } as const;
+    const small = await this.ctx.db.iterator({ ...range, limit: SMALL_FAMILY_CHUNKS + 1 }).all();
+    let keys: Buffer[];
+    if (small.length <= SMALL_FAMILY_CHUNKS) {
+      keys = small.map(([key]) => key);
+      for (const [key, record] of small) {
+        const chunkId = key.toString('latin1');
+        if (!this.ctx.overlay.get(chunkId)) this.chunks.set(chunkId, record, record.length + 64);
+      }
+    } else {
+      keys = await this.ctx.db.keys({ gte: prefix, lt: prefixSuccessor(prefix), keyEncoding: 'buffer' }).all();
+    }
     const again = this.cachedDirectory(seg, id, true);
     if (again) return again;
     const dir = new FamilyDirectory(seg, prefix, keys);
