@@ -12,14 +12,14 @@
  * store — otherwise `UnavailableError.maybeApplied` is true and the caller should read back.
  */
 import { MAX_GET_KEYS, MAX_ITERATOR_PAGE_ITEMS } from '../proto/limits';
-import type { Entry, Modification, SubRequest } from '../proto/messages';
+import type { Entry } from '../proto/messages';
 import { InvalidArgumentError, ObjectClosedError } from './errors';
 import { routingPoint, partitionIndex } from './internal/hashing';
 import { decodeState, IteratorState } from './internal/iterator-state';
 import type { RoutingTable } from './internal/routing';
-import { describeKey } from './internal/status-to-error';
 import { iteratePages } from './internal/table-iterator';
 import { TableTransport } from './internal/table-transport';
+import { EncodedModifications, MODIFICATION_TYPES, UpdateEncoder } from './internal/update-encoder';
 import {
   checkBatchBytes, checkBatchCount, checkFamily, checkKey, checkPageSize, checkTtl, checkValue, checkVersion, DuplicateKeyCheck,
 } from './internal/validation';
@@ -30,26 +30,13 @@ import { DEFAULT_ITERATOR_PAGE_ITEMS } from './limits';
 
 const EMPTY = Buffer.alloc(0);
 
-/** A prepared batch: wire modifications plus what is needed to route it and name its keys. */
+/** A prepared batch: encoded modifications plus what is needed to route it and name its keys. */
 interface Batch {
-  family: string | null;
   point: number;
-  modifications: Modification[];
+  modifications: EncodedModifications;
   keys: unknown[];
   bytes: number;
   idempotent: boolean;
-}
-
-function conditionOf(version: Version | undefined): Modification['condition'] {
-  if (!version || version.isNoVersion) return undefined;
-  if (version.isNotExists) return { kind: 'NOT_EXISTS', segmentId: '', sequence: '' };
-  return { kind: 'VERSION', segmentId: version.segmentId, sequence: version.sequence };
-}
-
-function wireModification(
-  type: Modification['type'], family: string, key: Uint8Array, value: Uint8Array, condition: Modification['condition'], ttlMs: string,
-): Modification {
-  return { type, family, key, value, condition, ttlMs, rangeFrom: EMPTY, rangeTo: EMPTY, rangePrefix: EMPTY };
 }
 
 /** A table of keys K and values V; obtain one from `KeyValueTableFactory.forKeyValueTable`. */
@@ -127,7 +114,12 @@ export class KeyValueTable<K, V> implements AsyncDisposable {
     if (mods.length === 0) return [];
     const batch = this.prepare(family, familyLength, mods);
     const { sequences, segmentId } = await this.send(batch);
-    return batch.modifications.map((m, i) => (m.type === 'PUT' || m.type === 'INSERT' ? Version.of(segmentId, sequences[i]) : null));
+    const types = batch.modifications.types;
+    const out = new Array<Version | null>(types.length);
+    for (let i = 0; i < types.length; i++) {
+      out[i] = types[i] === MODIFICATION_TYPES.PUT || types[i] === MODIFICATION_TYPES.INSERT ? Version.of(segmentId, sequences[i]) : null;
+    }
+    return out;
   }
 
   /** The entry of a key, or null. */
@@ -216,56 +208,60 @@ export class KeyValueTable<K, V> implements AsyncDisposable {
     await this.close();
   }
 
-  private async single(family: string | null, type: Modification['type'], key: K, value: V | undefined, version?: Version, ttlMs?: number): Promise<Version | null> {
+  private async single(family: string | null, type: 'PUT' | 'INSERT' | 'REMOVE', key: K, value: V | undefined, version?: Version, ttlMs?: number): Promise<Version | null> {
     this.checkOpen();
     const familyLength = checkFamily(family);
-    const condition = conditionOf(checkVersion(version));
+    const condition = checkVersion(version);
     const keyBytes = this.serializeKey(key, familyLength);
     const valueBytes = value === undefined ? EMPTY : this.serializeValue(value);
-    const modification = wireModification(type, family ?? '', keyBytes, valueBytes, condition, checkTtl(ttlMs));
+    const encoder = new UpdateEncoder(family ?? '', 1);
+    encoder.add(MODIFICATION_TYPES[type], keyBytes, valueBytes, condition, checkTtl(ttlMs));
     const batch: Batch = {
-      family, point: routingPoint(family, keyBytes), modifications: [modification], keys: [key],
-      bytes: keyBytes.length + valueBytes.length, idempotent: type !== 'INSERT' && condition === undefined,
+      point: routingPoint(family, keyBytes), modifications: encoder.finish(), keys: [key], bytes: encoder.dataBytes, idempotent: encoder.idempotent,
     };
     const { sequences, segmentId } = await this.send(batch);
     return type === 'REMOVE' ? null : Version.of(segmentId, sequences[0]);
   }
 
-  /** Validates and serializes a batch of one family (nothing is sent when anything is wrong). */
+  /** Validates, serializes and encodes a batch of one family (nothing is sent when anything is wrong). */
   private prepare(family: string, familyLength: number, mods: TableModification<K, V>[]): Batch {
-    const duplicates = new DuplicateKeyCheck();
-    const modifications: Modification[] = new Array(mods.length);
+    const encoder = new UpdateEncoder(family, mods.length);
+    const duplicates = new DuplicateKeyCheck(mods.length);
     const keys: unknown[] = new Array(mods.length);
-    let bytes = 0;
-    let idempotent = true;
-    mods.forEach((m, i) => {
-      const wire = this.modificationOf(family, familyLength, m, i);
-      if (m.type !== 'removeRange') duplicates.add(wire.key, i, () => describeKey(m.key));
-      if (m.type === 'insert' || wire.condition) idempotent = false;
-      modifications[i] = wire;
-      keys[i] = m.type === 'removeRange' ? undefined : m.key;
-      bytes += wire.key.length + wire.value.length;
-    });
-    checkBatchBytes(bytes);
-    return { family, point: routingPoint(family, EMPTY), modifications, keys, bytes, idempotent };
+    for (let i = 0; i < mods.length; i++) {
+      const m = mods[i];
+      if (m?.type === 'removeRange') {
+        encoder.addRange(this.boundOf(m.from, familyLength), this.boundOf(m.to, familyLength), this.boundOf(m.prefix, familyLength));
+        keys[i] = undefined;
+        continue;
+      }
+      duplicates.add(this.addModification(encoder, familyLength, m, i), i, m.key);
+      keys[i] = m.key;
+    }
+    checkBatchBytes(encoder.dataBytes);
+    return { point: routingPoint(family, EMPTY), modifications: encoder.finish(), keys, bytes: encoder.dataBytes, idempotent: encoder.idempotent };
   }
 
-  private modificationOf(family: string, familyLength: number, m: TableModification<K, V>, i: number): Modification {
-    // Every wire modification has the same shape, built in one literal (object spreads were the
-    // client's top cost in W4 profiles).
+  /**
+   * Validates and serializes one insert, put or remove (key, value, version, ttl, in this order), adds
+   * it to `encoder` and returns its serialized key.
+   */
+  private addModification(encoder: UpdateEncoder, familyLength: number, m: TableModification<K, V>, i: number): Uint8Array {
     switch (m?.type) {
-      case 'insert':
-        return wireModification('INSERT', family, this.serializeKey(m.key, familyLength, i), this.serializeValue(m.value, i), undefined, checkTtl(m.ttlMs, i));
-      case 'put':
-        return wireModification('PUT', family, this.serializeKey(m.key, familyLength, i), this.serializeValue(m.value, i), conditionOf(checkVersion(m.version, i)), checkTtl(m.ttlMs, i));
-      case 'remove':
-        return wireModification('REMOVE', family, this.serializeKey(m.key, familyLength, i), EMPTY, conditionOf(checkVersion(m.version, i)), '0');
-      case 'removeRange': {
-        const w = wireModification('REMOVE_RANGE', family, EMPTY, EMPTY, undefined, '0');
-        w.rangeFrom = this.boundOf(m.from, familyLength);
-        w.rangeTo = this.boundOf(m.to, familyLength);
-        w.rangePrefix = this.boundOf(m.prefix, familyLength);
-        return w;
+      case 'insert': {
+        const key = this.serializeKey(m.key, familyLength, i);
+        encoder.add(MODIFICATION_TYPES.INSERT, key, this.serializeValue(m.value, i), undefined, checkTtl(m.ttlMs, i));
+        return key;
+      }
+      case 'put': {
+        const key = this.serializeKey(m.key, familyLength, i);
+        encoder.add(MODIFICATION_TYPES.PUT, key, this.serializeValue(m.value, i), checkVersion(m.version, i), checkTtl(m.ttlMs, i));
+        return key;
+      }
+      case 'remove': {
+        const key = this.serializeKey(m.key, familyLength, i);
+        encoder.add(MODIFICATION_TYPES.REMOVE, key, EMPTY, checkVersion(m.version, i), '0');
+        return key;
       }
       default:
         throw new InvalidArgumentError(`modification ${i} has type ${JSON.stringify((m as { type?: unknown })?.type)}; expected insert, put, remove or removeRange`, { index: i });
@@ -276,7 +272,7 @@ export class KeyValueTable<K, V> implements AsyncDisposable {
     const { modifications, keys } = batch;
     const { response, segmentId } = await this.transport.execute(
       (t) => t.routeOf(batch.point),
-      (segment): SubRequest => ({ update: { segmentId: segment, modifications } }),
+      (segment) => ({ update: { segmentId: segment, modifications } }),
       batch.bytes,
       { idempotent: batch.idempotent, keyAt: (i) => keys[i] },
     );
@@ -345,11 +341,17 @@ export class KeyValueTable<K, V> implements AsyncDisposable {
   }
 
   private serialize<T>(serializer: Serializer<T>, item: T, what: string, index: number): Uint8Array {
+    let bytes: unknown;
     try {
-      return serializer.serialize(item);
+      bytes = serializer.serialize(item);
     } catch (err) {
       throw new InvalidArgumentError(`${what} cannot be serialized: ${err instanceof Error ? err.message : String(err)}`, { cause: err, ...(index >= 0 ? { index } : {}) });
     }
+    if (!(bytes instanceof Uint8Array)) {
+      const got = bytes === null ? 'null' : typeof bytes === 'object' ? (bytes.constructor?.name ?? 'object') : typeof bytes;
+      throw new InvalidArgumentError(`${what} serializer returned ${got}, not a Uint8Array`, index >= 0 ? { index } : {});
+    }
+    return bytes;
   }
 
   private entryOf(key: K, e: Entry, segmentId: string): TableEntry<K, V> {

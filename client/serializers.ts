@@ -19,7 +19,8 @@ const utf8: Serializer<string> = {
     return Buffer.from(value, 'utf8');
   },
   deserialize(bytes: Uint8Array): string {
-    return asBuffer(bytes).toString('utf8');
+    // toString() without arguments is UTF-8 and skips the encoding lookup: keys are decoded per entry.
+    return asBuffer(bytes).toString();
   },
 };
 

@@ -6,9 +6,10 @@
  * grows with the load and a lone request waits for nothing. Single-segment Gets queued together are merged into one multi-key Get sub-request.
  */
 import { MAX_GET_KEYS } from '../../proto/limits';
-import type { ExecuteRequest, ExecuteResponse, GetRequest, SubRequest, SubResponse, WireError } from '../../proto/messages';
+import type { ExecuteResponse, GetRequest, SubResponse, WireError } from '../../proto/messages';
 import { ObjectClosedError, ServiceError, UnavailableError } from '../errors';
 import { callUnary, Connections } from './connections';
+import type { ClientExecuteRequest, ClientSubRequest } from './wire-codec';
 
 /** Tuning of the coalescer. */
 export interface CoalescerOptions {
@@ -26,7 +27,7 @@ export function defaultCoalescerOptions(): CoalescerOptions {
 }
 
 interface Pending {
-  sub: SubRequest;
+  sub: ClientSubRequest;
   bytes: number;
   deadline: number;
   resolve: (response: SubResponse) => void;
@@ -59,7 +60,7 @@ export class Coalescer {
    * Queues `sub` for the store at `address`; resolves with its own sub-response (which may hold an
    * Error) or rejects with the transport error of the whole call.
    */
-  submit(address: string, sub: SubRequest, bytes: number, deadline: number): Promise<SubResponse> {
+  submit(address: string, sub: ClientSubRequest, bytes: number, deadline: number): Promise<SubResponse> {
     if (this.closed) return Promise.reject(new ObjectClosedError('the client was closed'));
     let q = this.stores.get(address);
     if (!q) {
@@ -124,7 +125,7 @@ export class Coalescer {
     this.stats.calls++;
     this.stats.subRequests += request.requests.length;
     this.stats.operations += batch.length;
-    callUnary<ExecuteRequest, ExecuteResponse>(this.connections.store(q.address), 'Execute', request, deadline).then(
+    callUnary<ClientExecuteRequest, ExecuteResponse>(this.connections.store(q.address), 'Execute', request, deadline).then(
       (response) => {
         q.inFlight--;
         deliver(slots, response);
@@ -140,8 +141,8 @@ export class Coalescer {
 }
 
 /** Builds one ExecuteRequest, merging single-segment Gets into multi-key Gets. */
-function buildRequest(batch: Pending[]): { request: ExecuteRequest; slots: Slot[] } {
-  const requests: SubRequest[] = [];
+function buildRequest(batch: Pending[]): { request: ClientExecuteRequest; slots: Slot[] } {
+  const requests: ClientSubRequest[] = [];
   const slots: Slot[] = [];
   let gets: Map<string, number> | undefined;
   for (const p of batch) {

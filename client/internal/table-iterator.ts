@@ -30,17 +30,17 @@ function requestOf(s: IteratorState, segmentId: string, maxItems: number): Itera
 /** Yields the filled pages of an iteration from `state` on (mutating it as it goes). */
 export async function* iteratePages(transport: TableTransport, pick: (t: RoutingTable) => Route, state: IteratorState): AsyncGenerator<RawPage> {
   while (!state.done) {
-    const entries: Entry[] = [];
+    let entries: Entry[] = [];
     let bytes = 0;
     let segmentId = '';
     while (entries.length < state.maxKeysAtOnce) {
       const { response, route } = await transport.read('Iterate', pick, (segment) => requestOf(state, segment, state.maxKeysAtOnce - entries.length));
       segmentId = route.segmentId;
       const items = response.items;
-      for (let i = 0; i < items.length; i++) {
-        entries.push(items[i]);
-        bytes += items[i].key.length + items[i].value.length;
-      }
+      for (let i = 0; i < items.length; i++) bytes += items[i].key.length + items[i].value.length;
+      // Usually one answer fills the page: take its array rather than copying it.
+      if (entries.length === 0) entries = items;
+      else for (let i = 0; i < items.length; i++) entries.push(items[i]);
       // Only the last key is the position; a copy, so the token never pins the response buffer.
       if (items.length > 0) state.after = Buffer.from(items[items.length - 1].key);
       // An empty answer ends the iteration even without `done`, so a confused store cannot loop us forever.

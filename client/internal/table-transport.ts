@@ -7,13 +7,14 @@
  *   store may be back on a new address) and retry with backoff, at most `maxRetries` times and never
  *   past the deadline; updates that are not idempotent only when the request surely was not sent.
  */
-import type { IterateRequest, IterateResponse, Routing, ScanRequest, ScanResponse, SubRequest, SubResponse, WireError } from '../../proto/messages';
+import type { IterateRequest, IterateResponse, Routing, ScanRequest, ScanResponse, SubResponse, WireError } from '../../proto/messages';
 import { KvtError, ObjectClosedError, TableNotActiveError } from '../errors';
 import { Coalescer } from './coalescer';
 import { callUnary, Connections } from './connections';
 import { backoffMs, isTransient, RetryOptions, sleep, surelyNotSent } from './retry';
 import { Route, RoutingCache, RoutingTable } from './routing';
 import { toKvtError } from './status-to-error';
+import type { ClientSubRequest } from './wire-codec';
 
 /** How one request may be retried and how to name its keys in errors. */
 export interface RequestPolicy {
@@ -73,7 +74,7 @@ export class TableTransport {
   /** Sends one Update or Get sub-request for the partition `pick` selects; resolves its successful sub-response. */
   execute(
     pick: (t: RoutingTable) => Route,
-    build: (segmentId: string) => SubRequest,
+    build: (segmentId: string) => ClientSubRequest,
     bytes: number,
     policy: RequestPolicy,
   ): Promise<{ response: SubResponse; segmentId: string }> {

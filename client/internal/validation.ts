@@ -8,6 +8,7 @@ import {
 } from '../../proto/limits';
 import { InvalidArgumentError } from '../errors';
 import { Version } from '../version';
+import { describeKey } from './status-to-error';
 
 /** Checks a key family (null = none) and returns its UTF-8 length. */
 export function checkFamily(family: string | null, required = false, operation = ''): number {
@@ -73,15 +74,62 @@ export function checkPageSize(maxKeysAtOnce: number): void {
   if (maxKeysAtOnce > MAX_ITERATOR_PAGE_ITEMS) throw new InvalidArgumentError(`maxKeysAtOnce is ${maxKeysAtOnce}; the maximum is ${MAX_ITERATOR_PAGE_ITEMS}`);
 }
 
-/** Tracks the serialized keys of a batch and rejects the second occurrence of one. */
+/**
+ * Tracks the serialized keys of a batch and rejects the second occurrence of one. Keys are found by
+ * a hash of their bytes in an open-addressing table of indexes, and compared byte by byte only when
+ * hashes meet: no string or Buffer per key (turning each key into a string was a top cost of putAll).
+ */
 export class DuplicateKeyCheck {
-  private readonly seen = new Set<string>();
+  private readonly keys: Uint8Array[] = [];
+  /** Per slot: 1 + the index in `keys` of the key held there, or 0 when free. */
+  private slots: Int32Array;
 
-  add(key: Uint8Array, index: number, describe: () => string): void {
-    const id = Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString('latin1');
-    if (this.seen.has(id)) throw new InvalidArgumentError(`key ${describe()} appears more than once in the batch (index ${index})`, at(index));
-    this.seen.add(id);
+  /** @param capacity the expected number of keys (the table grows past it). */
+  constructor(capacity = 8) {
+    this.slots = new Int32Array(tableSize(capacity));
   }
+
+  /** Adds the serialized `key` of the caller's key `original` at batch `index`; throws on a repeat. */
+  add(key: Uint8Array, index: number, original: unknown): void {
+    const slot = this.find(key);
+    if (this.slots[slot] !== 0) throw new InvalidArgumentError(`key ${describeKey(original)} appears more than once in the batch (index ${index})`, at(index));
+    this.keys.push(key);
+    this.slots[slot] = this.keys.length;
+    if (this.keys.length * 2 > this.slots.length) this.grow();
+  }
+
+  /** The slot holding `key`, or the free slot where it belongs. */
+  private find(key: Uint8Array): number {
+    const mask = this.slots.length - 1;
+    for (let slot = hashBytes(key) & mask; ; slot = (slot + 1) & mask) {
+      const held = this.slots[slot];
+      if (held === 0 || sameBytes(this.keys[held - 1], key)) return slot;
+    }
+  }
+
+  private grow(): void {
+    this.slots = new Int32Array(this.slots.length * 2);
+    for (let i = 0; i < this.keys.length; i++) this.slots[this.find(this.keys[i])] = i + 1;
+  }
+}
+
+function tableSize(capacity: number): number {
+  let size = 16;
+  while (size < capacity * 2) size *= 2;
+  return size;
+}
+
+/** FNV-1a over the bytes (and the length). */
+function hashBytes(b: Uint8Array): number {
+  let h = 0x811c9dc5 ^ b.length;
+  for (let i = 0; i < b.length; i++) h = Math.imul(h ^ b[i], 0x01000193);
+  return h >>> 0;
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 function at(index: number): { index?: number } {

@@ -6,79 +6,174 @@
  * `decode` + `toObject` with defaults) was the largest cost per operation and per scanned entry. These
  * produce exactly what `proto/load.ts` produces (camelCase, enums as names, uint64 as strings, bytes as
  * Buffer, defaults filled in, the oneof's virtual field); the equivalence is tested against the loader
- * in test/unit/client/wire-codec.test.ts. The wire primitives (reader, sizes) live in proto/wire.ts,
- * shared with the segment store's codecs.
+ * in test/unit/client/wire-codec.test.ts. The size arithmetic lives in proto/wire.ts, shared with the
+ * segment store's codecs; decoding uses one cursor per message (no reader object per field or entry).
+ * The table's own updates arrive with their modifications already encoded (update-encoder.ts) and are
+ * copied as they are.
  */
 import * as grpc from '@grpc/grpc-js';
 import { kvtPackage } from '../../proto/load';
-import type { Entry, ExecuteRequest, ExecuteResponse, IterateResponse, Modification, SubRequest, SubResponse } from '../../proto/messages';
-import { fieldSize, Reader, varintSize } from '../../proto/wire';
+import type { Entry, ExecuteRequest, ExecuteResponse, GetRequest, IterateResponse, Modification, SubRequest, SubResponse, UpdateRequest } from '../../proto/messages';
+import { fieldSize, varintSize } from '../../proto/wire';
+import { EncodedModifications, MODIFICATION_TYPES } from './update-encoder';
 
 const EMPTY: Buffer = Buffer.alloc(0);
-const MODIFICATION_TYPES: Record<string, number> = { PUT: 0, INSERT: 1, REMOVE: 2, REMOVE_RANGE: 3 };
 const CONDITION_KINDS: Record<string, number> = { NONE: 0, NOT_EXISTS: 1, VERSION: 2 };
 
 // ---- decoding ----
+//
+// One cursor per message and plain offsets for nested messages: no reader object per field or entry.
+// Errors and semantics are those of proto/wire.ts's Reader.
 
+class Cursor {
+  pos = 0;
+  private readonly arrayBuffer: ArrayBufferLike;
+  private readonly base: number;
 
-function decodeEntry(r: Reader): Entry {
+  constructor(readonly buf: Buffer) {
+    this.arrayBuffer = buf.buffer;
+    this.base = buf.byteOffset;
+  }
+
+  /** A varint as a JS number (uint32 range is exact; int32 negatives come back as in protobufjs). */
+  varint(end: number): number {
+    let result = 0;
+    let shift = 0;
+    for (;;) {
+      if (this.pos >= end) throw new Error('truncated varint');
+      const b = this.buf[this.pos++];
+      if (shift < 32) result |= (b & 0x7f) << shift;
+      if ((b & 0x80) === 0) return result;
+      shift += 7;
+      if (shift > 63) throw new Error('varint too long');
+    }
+  }
+
+  /** Reads the length prefix of a length-delimited field; returns the end of its payload (pos is at its start). */
+  field(end: number): number {
+    const len = this.varint(end) >>> 0;
+    if (this.pos + len > end) throw new Error('truncated field');
+    return this.pos + len;
+  }
+
+  /** A view of a bytes field (Buffer.from of the ArrayBuffer: `subarray` detours through the Buffer constructor). */
+  bytes(end: number): Buffer {
+    const to = this.field(end);
+    const from = this.pos;
+    this.pos = to;
+    return to === from ? EMPTY : Buffer.from(this.arrayBuffer, this.base + from, to - from);
+  }
+
+  string(end: number): string {
+    const to = this.field(end);
+    const from = this.pos;
+    this.pos = to;
+    return to === from ? '' : this.buf.toString('utf8', from, to);
+  }
+
+  /**
+   * A string that is nearly always a canonical decimal (a uint64 sequence): those of up to 15 digits
+   * are read as a number, whose decimal form is the same text, which is cheaper than a native UTF-8
+   * decode for such short strings. Anything else is decoded as UTF-8.
+   */
+  decimal(end: number): string {
+    const to = this.field(end);
+    const from = this.pos;
+    this.pos = to;
+    const buf = this.buf;
+    const n = to - from;
+    if (n === 0) return '';
+    if (n > 15 || (buf[from] === 0x30 && n > 1)) return buf.toString('utf8', from, to);
+    let value = 0;
+    for (let i = from; i < to; i++) {
+      const digit = buf[i] - 0x30;
+      if (digit < 0 || digit > 9) return buf.toString('utf8', from, to);
+      value = value * 10 + digit;
+    }
+    return String(value);
+  }
+
+  skip(wireType: number, end: number): void {
+    if (wireType === 0) this.varint(end);
+    else if (wireType === 1) this.pos += 8;
+    else if (wireType === 2) this.pos = this.field(end);
+    else if (wireType === 5) this.pos += 4;
+    else throw new Error(`unsupported wire type ${wireType}`);
+    if (this.pos > end) throw new Error('truncated field');
+  }
+}
+
+/** An `Entry` ending at `end`. */
+function decodeEntry(c: Cursor, end: number): Entry {
   const e: Entry = { found: false, key: EMPTY, value: EMPTY, sequence: '' };
-  while (r.more()) {
-    const tag = r.varint();
-    if (tag === ((1 << 3) | 0)) e.found = r.varint() !== 0;
-    else if (tag === ((2 << 3) | 2)) e.key = r.bytes();
-    else if (tag === ((3 << 3) | 2)) e.value = r.bytes();
-    else if (tag === ((4 << 3) | 2)) e.sequence = r.string();
-    else r.skip(tag & 7);
+  while (c.pos < end) {
+    const tag = c.varint(end);
+    if (tag === ((1 << 3) | 0)) e.found = c.varint(end) !== 0;
+    else if (tag === ((2 << 3) | 2)) e.key = c.bytes(end);
+    else if (tag === ((3 << 3) | 2)) e.value = c.bytes(end);
+    else if (tag === ((4 << 3) | 2)) e.sequence = c.decimal(end);
+    else c.skip(tag & 7, end);
   }
   return e;
 }
 
 /** Decodes an `IterateResponse` exactly as the loader would. */
 export function decodeIterateResponse(buf: Buffer): IterateResponse {
-  const r = new Reader(buf, 0, buf.length);
+  const c = new Cursor(buf);
+  const end = buf.length;
   const res: IterateResponse = { items: [], done: false };
-  while (r.more()) {
-    const tag = r.varint();
-    if (tag === ((1 << 3) | 2)) res.items.push(decodeEntry(r.sub()));
-    else if (tag === ((2 << 3) | 0)) res.done = r.varint() !== 0;
-    else r.skip(tag & 7);
+  while (c.pos < end) {
+    const tag = c.varint(end);
+    if (tag === ((1 << 3) | 2)) res.items.push(decodeEntry(c, c.field(end)));
+    else if (tag === ((2 << 3) | 0)) res.done = c.varint(end) !== 0;
+    else c.skip(tag & 7, end);
   }
   return res;
 }
 
-/** A message whose only field (1) is repeated: UpdateResponse (strings) or GetResponse (Entries). */
-function decodeRepeated<T>(r: Reader, item: (r: Reader) => T): T[] {
-  const out: T[] = [];
-  while (r.more()) {
-    const tag = r.varint();
-    if (tag === ((1 << 3) | 2)) out.push(item(r));
-    else r.skip(tag & 7);
+/** An UpdateResponse: its only field (1) is the repeated sequence. */
+function decodeSequences(c: Cursor, end: number): string[] {
+  const out: string[] = [];
+  while (c.pos < end) {
+    const tag = c.varint(end);
+    if (tag === ((1 << 3) | 2)) out.push(c.decimal(end));
+    else c.skip(tag & 7, end);
   }
   return out;
 }
 
-function decodeError(r: Reader): NonNullable<SubResponse['error']> {
+/** A GetResponse: its only field (1) is the repeated Entry. */
+function decodeEntries(c: Cursor, end: number): Entry[] {
+  const out: Entry[] = [];
+  while (c.pos < end) {
+    const tag = c.varint(end);
+    if (tag === ((1 << 3) | 2)) out.push(decodeEntry(c, c.field(end)));
+    else c.skip(tag & 7, end);
+  }
+  return out;
+}
+
+function decodeError(c: Cursor, end: number): NonNullable<SubResponse['error']> {
   const e = { code: '', message: '', index: 0, segmentId: '' };
-  while (r.more()) {
-    const tag = r.varint();
-    if (tag === ((1 << 3) | 2)) e.code = r.string();
-    else if (tag === ((2 << 3) | 2)) e.message = r.string();
-    else if (tag === ((3 << 3) | 0)) e.index = r.varint();
-    else if (tag === ((4 << 3) | 2)) e.segmentId = r.string();
-    else r.skip(tag & 7);
+  while (c.pos < end) {
+    const tag = c.varint(end);
+    if (tag === ((1 << 3) | 2)) e.code = c.string(end);
+    else if (tag === ((2 << 3) | 2)) e.message = c.string(end);
+    else if (tag === ((3 << 3) | 0)) e.index = c.varint(end);
+    else if (tag === ((4 << 3) | 2)) e.segmentId = c.string(end);
+    else c.skip(tag & 7, end);
   }
   return e;
 }
 
-function decodeSubResponse(r: Reader): SubResponse {
+function decodeSubResponse(c: Cursor, end: number): SubResponse {
   const s: SubResponse = {};
-  while (r.more()) {
-    const tag = r.varint();
-    if (tag === ((1 << 3) | 2)) s.update = { sequences: decodeRepeated(r.sub(), (x) => x.string()) };
-    else if (tag === ((2 << 3) | 2)) s.get = { entries: decodeRepeated(r.sub(), (x) => decodeEntry(x.sub())) };
-    else if (tag === ((3 << 3) | 2)) s.error = decodeError(r.sub());
-    else r.skip(tag & 7);
+  while (c.pos < end) {
+    const tag = c.varint(end);
+    if (tag === ((1 << 3) | 2)) s.update = { sequences: decodeSequences(c, c.field(end)) };
+    else if (tag === ((2 << 3) | 2)) s.get = { entries: decodeEntries(c, c.field(end)) };
+    else if (tag === ((3 << 3) | 2)) s.error = decodeError(c, c.field(end));
+    else c.skip(tag & 7, end);
   }
   // The loader names the set member of the oneof; with several on the wire, the last field number wins.
   if (s.error) s.response = 'error';
@@ -89,7 +184,15 @@ function decodeSubResponse(r: Reader): SubResponse {
 
 /** Decodes an `ExecuteResponse` exactly as the loader would. */
 export function decodeExecuteResponse(buf: Buffer): ExecuteResponse {
-  return { responses: decodeRepeated(new Reader(buf, 0, buf.length), (r) => decodeSubResponse(r.sub())) };
+  const c = new Cursor(buf);
+  const end = buf.length;
+  const responses: SubResponse[] = [];
+  while (c.pos < end) {
+    const tag = c.varint(end);
+    if (tag === ((1 << 3) | 2)) responses.push(decodeSubResponse(c, c.field(end)));
+    else c.skip(tag & 7, end);
+  }
+  return { responses };
 }
 
 // ---- encoding: sizes first, then one allocation ----
@@ -175,18 +278,38 @@ function writeModification(w: Writer, m: Partial<Modification>, size: number): v
   w.bytes((9 << 3) | 2, m.rangePrefix);
 }
 
+/** An update whose modifications were encoded when its batch was built (update-encoder.ts). */
+export interface EncodedUpdateRequest {
+  segmentId: string;
+  modifications: EncodedModifications;
+}
+
+/** A sub-request as the client sends it: a get, or an update with encoded modifications. */
+export type ClientSubRequest = { update: EncodedUpdateRequest; get?: undefined } | { get: GetRequest; update?: undefined };
+
+/** An `ExecuteRequest` as the client sends it. */
+export interface ClientExecuteRequest {
+  requests: ClientSubRequest[];
+}
+
+type AnyUpdate = UpdateRequest | EncodedUpdateRequest;
+
 /** Sizes of one SubRequest: its member's payload, and the payload of each of the member's items. */
 interface SubSizes {
   member: number;
   items: number[];
 }
 
-function subRequestSizes(s: SubRequest): SubSizes {
-  const body = s.update ?? s.get;
-  if (!body) return { member: 0, items: [] };
-  const list: Partial<Modification & { family: string; key: Uint8Array }>[] = (s.update ? s.update.modifications : s.get!.keys) ?? [];
-  const items = new Array<number>(list.length);
+const NO_ITEMS: number[] = [];
+
+function subRequestSizes(s: SubRequest | ClientSubRequest): SubSizes {
+  const body: AnyUpdate | GetRequest | null | undefined = s.update ?? s.get;
+  if (!body) return { member: 0, items: NO_ITEMS };
   let member = body.segmentId ? fieldSize(strLen(body.segmentId)) : 0;
+  const encoded = s.update?.modifications;
+  if (encoded instanceof EncodedModifications) return { member: member + encoded.bytes.length, items: NO_ITEMS };
+  const list: Partial<Modification & { family: string; key: Uint8Array }>[] = (s.update ? (s.update as UpdateRequest).modifications : s.get!.keys) ?? [];
+  const items = new Array<number>(list.length);
   for (let i = 0; i < list.length; i++) {
     items[i] = s.update ? modificationSize(list[i]) : (list[i].family ? fieldSize(strLen(list[i].family)) : 0) + blen(list[i].key);
     member += fieldSize(items[i]);
@@ -194,15 +317,21 @@ function subRequestSizes(s: SubRequest): SubSizes {
   return { member, items };
 }
 
-function writeSubRequest(w: Writer, s: SubRequest, sizes: SubSizes): void {
-  const body = s.update ?? s.get;
+function writeSubRequest(w: Writer, s: SubRequest | ClientSubRequest, sizes: SubSizes): void {
+  const body: AnyUpdate | GetRequest | null | undefined = s.update ?? s.get;
   w.tagLen((1 << 3) | 2, body ? fieldSize(sizes.member) : 0);
   if (!body) return;
   w.tagLen(s.update ? (1 << 3) | 2 : (2 << 3) | 2, sizes.member);
   w.string((1 << 3) | 2, body.segmentId, strLen(body.segmentId));
   if (s.update) {
-    const mods = s.update.modifications ?? [];
-    for (let i = 0; i < mods.length; i++) writeModification(w, mods[i], sizes.items[i]);
+    const mods = s.update.modifications;
+    if (mods instanceof EncodedModifications) {
+      w.buf.set(mods.bytes, w.pos);
+      w.pos += mods.bytes.length;
+      return;
+    }
+    const list = mods ?? [];
+    for (let i = 0; i < list.length; i++) writeModification(w, list[i], sizes.items[i]);
     return;
   }
   const keys = s.get!.keys ?? [];
@@ -214,8 +343,8 @@ function writeSubRequest(w: Writer, s: SubRequest, sizes: SubSizes): void {
 }
 
 /** Encodes an `ExecuteRequest` (sub-requests hold an update or a get; default values are left out). */
-export function encodeExecuteRequest(req: ExecuteRequest): Buffer {
-  const subs = req.requests ?? [];
+export function encodeExecuteRequest(req: ExecuteRequest | ClientExecuteRequest): Buffer {
+  const subs: (SubRequest | ClientSubRequest)[] = req.requests ?? [];
   const sizes = subs.map(subRequestSizes);
   let total = 0;
   for (let i = 0; i < subs.length; i++) total += fieldSize(subs[i].update ?? subs[i].get ? fieldSize(sizes[i].member) : 0);

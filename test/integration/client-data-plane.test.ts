@@ -185,6 +185,20 @@ describe('KeyValueTable', () => {
       expect(await table.get('dup', 'a')).toBeNull();
     });
 
+    it('rejects what a broken custom serializer returns, single key and batch, and writes nothing', async () => {
+      const broken = factory.forKeyValueTable('kv', {
+        keySerializer: Serializers.utf8,
+        valueSerializer: { serialize: (v: string) => (v === 'bad' ? ('not bytes' as unknown as Uint8Array) : Buffer.from(v)), deserialize: (b: Uint8Array) => Buffer.from(b).toString() },
+      });
+      const single = (await rejection(broken.put('ser', 'a', 'bad'))) as InvalidArgumentError;
+      expect(single).toBeInstanceOf(InvalidArgumentError);
+      expect(single.message).toBe('value serializer returned string, not a Uint8Array');
+      const batch = (await rejection(broken.putAll('ser', [['a', 'ok'], ['b', 'bad']]))) as InvalidArgumentError;
+      expect(batch).toBeInstanceOf(InvalidArgumentError);
+      expect([batch.message, batch.index]).toEqual(['value serializer returned string, not a Uint8Array', 1]);
+      expect(await table.get('ser', 'a')).toBeNull();
+    });
+
     it('resolves an empty batch to []', async () => {
       expect(await table.putAll('empty', [])).toEqual([]);
       expect(await table.replaceAll('empty', [])).toEqual([]);
