@@ -101,6 +101,7 @@ function notesFor(args: Args, session: Session, profileDir?: string): string[] {
   const notes = [
     'Same durability everywhere: kvt acknowledges after its LevelDB fsync, etcd fsyncs its WAL per commit, raw LevelDB writes with sync: true.',
     'Ratios against "etcd" use the better of the two etcd clients on each metric.',
+    'Values read are views into the received message for every peer: the etcd clients decode bytes as Buffer slices, kvt reads with Serializers.bytesView.',
     'raw LevelDB runs inside the benchmark process, so its "server CPU" is the whole process (driver included).',
     'Single run on a shared 2-core machine (other work was running at the same time): absolute figures are noisy; ratios are the point.',
     `W6 runs at a fixed rate; ${args.full ? 'full mode: 30 s' : 'quick mode: 3 s'} per peer (\`--full\` for the 30 s of issue 5).`,

@@ -46,5 +46,23 @@ const bytes: Serializer<Uint8Array> = {
   },
 };
 
-/** The built-in serializers: UTF-8 strings, JSON values and raw bytes. */
-export const Serializers: { utf8: Serializer<string>; json: Serializer<unknown>; bytes: Serializer<Uint8Array> } = { utf8, json, bytes };
+const bytesView: Serializer<Uint8Array> = {
+  serialize: bytes.serialize,
+  deserialize(value: Uint8Array): Uint8Array {
+    // No copy: a view into the received response. Cheaper for large scans, but keeping any one value
+    // keeps its whole response (up to one iterator page, 2 MiB) in memory.
+    return value;
+  },
+};
+
+/**
+ * The built-in serializers: UTF-8 strings, JSON values and raw bytes. `bytes` copies each value it
+ * reads; `bytesView` hands out views into the received response instead (no copy per value, but a
+ * value kept alive keeps its whole response alive).
+ */
+export const Serializers: {
+  utf8: Serializer<string>;
+  json: Serializer<unknown>;
+  bytes: Serializer<Uint8Array>;
+  bytesView: Serializer<Uint8Array>;
+} = { utf8, json, bytes, bytesView };

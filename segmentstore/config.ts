@@ -23,6 +23,8 @@ export interface SegmentStoreConfig {
   logLevel: LogLevel;
   /** How often expired entries are swept; 0 = never. @default 1000 */
   expirySweepIntervalMs: number;
+  /** MiB of recently written key-family chunks kept in memory (writes to them need no read). @default 64 */
+  chunkCacheMb: number;
   /** First retry delay of registration while the controller is unreachable. @default 200 */
   registerRetryMinMs: number;
   /** Largest retry delay of registration. @default 5000 */
@@ -47,6 +49,7 @@ export function defaultSegmentStoreConfig(): SegmentStoreConfig {
     dataDir: './data/segmentstore-0',
     logLevel: 'info',
     expirySweepIntervalMs: 1000,
+    chunkCacheMb: 64,
     registerRetryMinMs: 200,
     registerRetryMaxMs: 5000,
   };
@@ -63,6 +66,7 @@ export const SEGMENT_STORE_OPTIONS: readonly OptionSpec[] = [
   { flag: 'advertise-address', env: 'ADVERTISE_ADDRESS', kind: 'string', description: 'host:port others reach this store on (default host:port bound)' },
   { flag: 'log-level', env: 'LOG_LEVEL', kind: 'string', default: d.logLevel, description: 'debug | info | warn | error' },
   { flag: 'expiry-sweep-interval-ms', env: 'EXPIRY_SWEEP_INTERVAL_MS', kind: 'int', default: d.expirySweepIntervalMs, min: 0, max: 86_400_000, description: 'how often expired entries are removed (0 = never)' },
+  { flag: 'chunk-cache-mb', env: 'CHUNK_CACHE_MB', kind: 'int', default: d.chunkCacheMb, min: 0, max: 1_048_576, description: 'MiB of recently written key-family chunks kept in memory' },
   { flag: 'register-retry-min-ms', env: 'REGISTER_RETRY_MIN_MS', kind: 'int', default: d.registerRetryMinMs, min: 10, max: 60_000, description: 'first delay between registration attempts' },
   { flag: 'register-retry-max-ms', env: 'REGISTER_RETRY_MAX_MS', kind: 'int', default: d.registerRetryMaxMs, min: 10, max: 600_000, description: 'largest delay between registration attempts' },
   { flag: 'tls-cert', env: 'TLS_CERT', kind: 'string', description: 'PEM certificate file: serve TLS (needs --tls-key)' },
@@ -102,6 +106,7 @@ export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv 
     advertiseAddress: o['advertise-address'] === undefined ? undefined : String(o['advertise-address']),
     logLevel: logLevel as LogLevel,
     expirySweepIntervalMs: Number(o['expiry-sweep-interval-ms']),
+    chunkCacheMb: Number(o['chunk-cache-mb']),
     registerRetryMinMs: Number(o['register-retry-min-ms']),
     registerRetryMaxMs: Number(o['register-retry-max-ms']),
     tlsCert: optional(o['tls-cert']),

@@ -114,6 +114,7 @@ export class SegmentStoreServer {
     try {
       this.engineRef = await SegmentEngine.open(path.join(dataDir, 'leveldb'), {
         expirySweepIntervalMs: this.config.expirySweepIntervalMs,
+        chunkCacheBytes: this.config.chunkCacheMb * 1024 * 1024,
         onBackgroundError: (err, task) => this.log.error('background task failed', { task, err }),
         ...this.options.engine,
       });

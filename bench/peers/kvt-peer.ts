@@ -31,7 +31,7 @@ interface KvtClientModule {
       close(): Promise<void>;
     };
   };
-  Serializers: { utf8: unknown; bytes: unknown };
+  Serializers: { utf8: unknown; bytesView: unknown };
   Version: { fromString(s: string): KvtVersion };
   ConditionalTableUpdateError: new (...args: never[]) => Error;
 }
@@ -83,7 +83,7 @@ export class KvtPeer implements Peer {
       await manager.close();
     }
     const factory = lib.KeyValueTableFactory.withScope('bench', { controller: cluster.controller });
-    const table = factory.forKeyValueTable(name, { keySerializer: lib.Serializers.utf8, valueSerializer: lib.Serializers.bytes });
+    const table = factory.forKeyValueTable(name, { keySerializer: lib.Serializers.utf8, valueSerializer: lib.Serializers.bytesView });
     const closeAll = async (): Promise<void> => {
       await table.close();
       await factory.close();

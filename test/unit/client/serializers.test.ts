@@ -26,4 +26,14 @@ describe('Serializers', () => {
     expect(back).not.toBe(bytes);
     expect(() => Serializers.bytes.serialize('x' as unknown as Uint8Array)).toThrow('the bytes serializer takes Uint8Array, got string');
   });
+
+  it('bytesView passes bytes through both ways, without a copy on read', () => {
+    const message = Buffer.from([9, 0, 255, 7, 9]);
+    const value = message.subarray(1, 4);
+    const back = Serializers.bytesView.deserialize(value);
+    expect([...back]).toEqual([0, 255, 7]);
+    expect(back.buffer).toBe(message.buffer);
+    expect(Serializers.bytesView.serialize(value)).toBe(value);
+    expect(() => Serializers.bytesView.serialize(5 as unknown as Uint8Array)).toThrow('the bytes serializer takes Uint8Array, got number');
+  });
 });
