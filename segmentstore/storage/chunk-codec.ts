@@ -21,6 +21,9 @@ export interface ChunkEntry {
   /** ms since the epoch; 0 = never. */
   expiresAt: number;
   value: Buffer;
+  /** Set by {@link decodeChunk}: the record the entry was read from and where its bytes start, so an unchanged entry is copied, not re-encoded. */
+  source?: Buffer;
+  offset?: number;
 }
 
 /** Bytes of a chunk's entry header. */
@@ -44,6 +47,12 @@ export function encodeChunk(entries: readonly ChunkEntry[]): Buffer {
   let at = 4;
   for (let i = 0; i < entries.length; i++) {
     const e = entries[i];
+    if (e.source) {
+      const length = CHUNK_ENTRY_HEADER_BYTES + e.key.length + e.value.length;
+      e.source.copy(out, at, e.offset!, e.offset! + length);
+      at += length;
+      continue;
+    }
     out[at] = e.key.length >>> 8;
     out[at + 1] = e.key.length & 0xff;
     out.writeUInt32BE(e.value.length, at + 2);
@@ -67,13 +76,34 @@ export function decodeChunk(record: Buffer): ChunkEntry[] {
     const valueLen = record.readUInt32BE(at + 2);
     const sequence = readU64(record, at + 6);
     const expiresAt = readU64(record, at + 14);
+    const offset = at;
     at += CHUNK_ENTRY_HEADER_BYTES;
     const key = record.subarray(at, at + keyLen);
     at += keyLen;
-    out[i] = { key, sequence, expiresAt, value: record.subarray(at, at + valueLen) };
+    out[i] = { key, sequence, expiresAt, value: record.subarray(at, at + valueLen), source: record, offset };
     at += valueLen;
   }
   return out;
+}
+
+/**
+ * The last key of a chunk record, walking only the entry headers; null when an entry has expired by
+ * `now` (then the caller decodes it all), undefined for an empty chunk.
+ */
+export function lastLiveKey(record: Buffer, now: number): Buffer | null | undefined {
+  const count = record.readUInt32BE(0);
+  let at = 4;
+  let keyAt = -1;
+  let keyLen = 0;
+  for (let i = 0; i < count; i++) {
+    keyLen = (record[at] << 8) | record[at + 1];
+    const valueLen = record.readUInt32BE(at + 2);
+    const expiresAt = readU64(record, at + 14);
+    if (expiresAt !== 0 && expiresAt <= now) return null;
+    keyAt = at + CHUNK_ENTRY_HEADER_BYTES;
+    at = keyAt + keyLen + valueLen;
+  }
+  return keyAt < 0 ? undefined : record.subarray(keyAt, keyAt + keyLen);
 }
 
 /** Number of entries in a chunk record, without decoding it. */

@@ -15,7 +15,7 @@ import type { ClassicLevel } from 'classic-level';
 import { ErrorCodes } from '../../proto/error-codes';
 import { KvtFault } from '../../proto/runtime/status';
 import { ByteLru } from './byte-lru';
-import { ChunkEntry, decodeChunk, encodeChunk, searchChunk, splitChunk } from './chunk-codec';
+import { ChunkEntry, decodeChunk, encodeChunk, lastLiveKey, searchChunk, splitChunk } from './chunk-codec';
 import { CommitBatch, GroupCommitter } from './group-commit';
 import { expiryKey, familyPrefix, NS_DATA, prefixSuccessor } from './key-codec';
 import { inBounds, KeyBounds, userBounds } from './key-range';
@@ -438,50 +438,82 @@ export class FamilyStore {
 /**
  * The entries of one chunk while an update is applied, by latin1 key. The Map keeps insertion order
  * and replacing keeps a slot, so it is usually still in key order at the end (appends, overwrites).
+ *
+ * A family growing at its end only ever appends to its last chunk: until something needs a lookup
+ * below the old last key, the old entries stay encoded in their record (no Map, no key strings) and
+ * the new ones are kept in a list.
  */
 class ChunkWork {
-  private readonly map = new Map<string, ChunkEntry>();
+  private map: Map<string, ChunkEntry> | undefined;
+  private readonly record: Buffer | null;
   private readonly lastId: string | undefined;
+  /** Entries put past `lastId` while the old ones are still encoded, ascending. */
+  private readonly tail: ChunkEntry[] = [];
+  private tailId: string | undefined;
   changed = false;
   /** No key was inserted before the old last key (see splitChunk's `appended`). */
   appendedOnly = true;
 
   /** Entries expired by `now` are left out (they are absent, and rewriting the chunk drops them). */
-  constructor(record: Buffer | null, now: number) {
+  constructor(record: Buffer | null, private readonly now: number) {
+    const last = record ? lastLiveKey(record, now) : undefined;
+    if (last === null) {
+      // Something in it has expired: read it all now, leaving those out.
+      this.record = record;
+      this.lastId = this.materialize().lastId;
+      return;
+    }
+    this.record = record;
+    this.lastId = last?.toString('latin1');
+  }
+
+  private materialize(): { map: Map<string, ChunkEntry>; lastId: string | undefined } {
+    if (this.map) return { map: this.map, lastId: this.lastId };
+    const map = new Map<string, ChunkEntry>();
     let last: string | undefined;
-    if (record) {
-      for (const e of decodeChunk(record)) {
-        if (e.expiresAt !== 0 && e.expiresAt <= now) {
+    if (this.record) {
+      for (const e of decodeChunk(this.record)) {
+        if (e.expiresAt !== 0 && e.expiresAt <= this.now) {
           this.changed = true;
           continue;
         }
         last = e.key.toString('latin1');
-        this.map.set(last, e);
+        map.set(last, e);
       }
     }
-    this.lastId = last;
+    for (const e of this.tail) map.set(e.key.toString('latin1'), e);
+    this.tail.length = 0;
+    this.map = map;
+    return { map, lastId: last };
   }
 
   get(id: string): ChunkEntry | undefined {
-    return this.map.get(id);
+    if (!this.map && (this.lastId === undefined || id > this.lastId) && this.tail.length === 0) return undefined;
+    return this.materialize().map.get(id);
   }
 
   put(id: string, e: ChunkEntry): void {
-    const had = this.map.has(id);
-    this.map.set(id, e);
     this.changed = true;
-    if (had) return;
-    if (this.lastId !== undefined && id <= this.lastId) this.appendedOnly = false;
+    if (!this.map && (this.lastId === undefined || id > this.lastId) && (this.tailId === undefined || id > this.tailId)) {
+      this.tail.push(e);
+      this.tailId = id;
+      return;
+    }
+    const map = this.materialize().map;
+    const had = map.has(id);
+    map.set(id, e);
+    if (!had && this.lastId !== undefined && id <= this.lastId) this.appendedOnly = false;
   }
 
   remove(id: string): void {
-    if (this.map.delete(id)) this.changed = true;
+    if (this.materialize().map.delete(id)) this.changed = true;
   }
 
   removeWhere(doomed: (e: ChunkEntry) => boolean): void {
-    for (const [id, e] of this.map) {
+    const map = this.materialize().map;
+    for (const [id, e] of map) {
       if (doomed(e)) {
-        this.map.delete(id);
+        map.delete(id);
         this.changed = true;
       }
     }
@@ -489,11 +521,17 @@ class ChunkWork {
 
   /** The entries in ascending key order. */
   sorted(): ChunkEntry[] {
-    const pairs = [...this.map.entries()];
+    if (!this.map) return this.record ? decodeChunk(this.record).concat(this.tail) : this.tail.slice();
+    const out = new Array<ChunkEntry>(this.map.size);
+    let n = 0;
+    let previous = '';
     let inOrder = true;
-    for (let i = 1; i < pairs.length && inOrder; i++) inOrder = pairs[i - 1][0] < pairs[i][0];
-    if (!inOrder) pairs.sort((a, b) => (a[0] < b[0] ? -1 : 1));
-    return pairs.map((kv) => kv[1]);
+    for (const [id, e] of this.map) {
+      if (n > 0 && !(previous < id)) inOrder = false;
+      previous = id;
+      out[n++] = e;
+    }
+    return inOrder ? out : [...this.map.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map((kv) => kv[1]);
   }
 }
 
