@@ -356,7 +356,7 @@ export class FamilyStore {
         continue;
       }
       const pieces = splitChunk(entries, c >= lastChunk && w.appendedOnly);
-      stage(key, encodeChunk(pieces[0]));
+      if (!w.unchanged(pieces[0])) stage(key, encodeChunk(pieces[0]));
       if (isNew) dir.insert(dir.keys.length, key);
       for (let p = 1; p < pieces.length; p++) {
         const pieceKey = Buffer.concat([dir.prefix, pieces[p][0].key]);
@@ -517,6 +517,17 @@ class ChunkWork {
         this.changed = true;
       }
     }
+  }
+
+  /**
+   * True when `piece` is exactly the chunk as it was stored (appends only, and they all went to later
+   * pieces): then the record need not be written again (a full chunk followed by large appended
+   * values, like page revisions, would otherwise be rewritten with every append).
+   */
+  unchanged(piece: readonly ChunkEntry[]): boolean {
+    if (this.map || !this.record) return false;
+    const count = this.record.readUInt32BE(0);
+    return count > 0 && piece.length === count && piece[count - 1].source === this.record;
   }
 
   /** The entries in ascending key order. */

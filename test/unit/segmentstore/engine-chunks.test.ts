@@ -260,6 +260,24 @@ describe('SegmentEngine over chunked families', () => {
     await expect(SegmentEngine.open(old)).rejects.toThrow(/holds kvt storage format 1 .*reads format 2 only/);
   });
 
+  it('appends large values (revisions) without rewriting the full chunk before them', async () => {
+    const dir = tempDir('kvt-chunks-');
+    cleanup.push(dir.dispose);
+    const engine = await SegmentEngine.open(path.join(dir.path, 'db'), { expirySweepIntervalMs: 0 });
+    cleanup.push(() => engine.close());
+    await engine.createSegment(SEG);
+    const revision = (n: number): ModificationInput => ({ family: 'Main_Page', key: Buffer.from(`rev-${String(n).padStart(6, '0')}`), value: Buffer.alloc(MAX_CHUNK_BYTES + 100, n) });
+    await engine.update({ segmentId: SEG, modifications: [revision(1)] });
+    for (let n = 2; n <= 5; n++) {
+      const before = engine.commitStats.ops;
+      await engine.update({ segmentId: SEG, modifications: [revision(n)] });
+      // The new revision's chunk and the segment's sequence record: nothing else is written.
+      expect(engine.commitStats.ops - before).toBe(2);
+    }
+    const page = await engine.iterate({ segmentId: SEG, family: 'Main_Page', maxItems: 10, includeValues: true });
+    expect(page.items.map((i) => [i.key.toString(), i.value[0]])).toEqual([1, 2, 3, 4, 5].map((n) => [`rev-${String(n).padStart(6, '0')}`, n]));
+  });
+
   it('sweeps expired entries out of chunks, leaving live neighbours and newer writes alone', async () => {
     const dir = tempDir('kvt-chunks-');
     cleanup.push(dir.dispose);
