@@ -30,6 +30,9 @@ export const PROTO_LOADER_OPTIONS: protoLoader.Options = {
   oneofs: true,
 };
 
+/** Receive window of client channels (stream and connection). */
+const FLOW_CONTROL_WINDOW_BYTES = 4 * 1024 * 1024;
+
 /** Channel / server options shared by every component. */
 export const GRPC_CHANNEL_OPTIONS: grpc.ChannelOptions = {
   'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
@@ -42,6 +45,9 @@ export const GRPC_CHANNEL_OPTIONS: grpc.ChannelOptions = {
   // longer than any call's deadline. Restarts are routine here, so reconnect quickly.
   'grpc.initial_reconnect_backoff_ms': 100,
   'grpc.max_reconnect_backoff_ms': 1_000,
+  // HTTP/2 starts with a 64 KiB receive window: a full iterator page (up to 2 MiB) would then arrive
+  // in window-sized pieces, each waiting for a WINDOW_UPDATE round trip. Open a larger one.
+  'grpc-node.flow_control_window': FLOW_CONTROL_WINDOW_BYTES,
 };
 
 /** Server options shared by every component. */
