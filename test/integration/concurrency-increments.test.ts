@@ -38,16 +38,20 @@ describe('conditional increments under contention', () => {
     await cluster?.[Symbol.asyncDispose]();
   });
 
-  it('loses no update: every counter equals its successful increments and each key has one version chain', async () => {
+  // Family-less keys are one LevelDB record each; keys of one family share chunks (one segment).
+  it.each([
+    { family: null, label: 'family-less keys' },
+    { family: 'counters', label: 'keys of one family (chunked)' },
+  ])('loses no update on $label: every counter equals its successful increments and each key has one version chain', async ({ family, label }) => {
     const factories = Array.from({ length: CLIENTS }, () => KeyValueTableFactory.withScope('conc', { controller: cluster.controllerAddress }));
     const tables = factories.map((f) => f.forKeyValueTable('counters', { keySerializer: Serializers.utf8, valueSerializer: Serializers.json }));
     try {
       // Seed the counters with 0 through one client; the seed versions start the chains.
       const initial = new Map<string, Version>();
-      for (const key of KEYS) initial.set(key, await tables[0].put(null, key, 0));
+      for (const key of KEYS) initial.set(key, await tables[0].put(family, key, 0));
 
       const deadline = Date.now() + TIME_BUDGET_MS;
-      const results = await Promise.all(tables.map((table, c) => runClient(table, c, deadline)));
+      const results = await Promise.all(tables.map((table, c) => runClient(table, family, c, deadline)));
       const successes = results.flatMap((r) => r.successes);
       const conflicts = results.reduce((n, r) => n + r.conflicts, 0);
 
@@ -57,11 +61,11 @@ describe('conditional increments under contention', () => {
 
       for (const key of KEYS) {
         const mine = successes.filter((s) => s.key === key);
-        const entry = await tables[0].get(null, key);
+        const entry = await tables[0].get(family, key);
         expect(entry?.value).toBe(mine.length);
         checkChain(key, initial.get(key)!, mine, entry!.version);
       }
-      console.log(`concurrency-increments: ${successes.length} successful increments on ${KEYS.length} keys by ${CLIENTS} clients, ${conflicts} conflicts, no lost update`);
+      console.log(`concurrency-increments (${label}): ${successes.length} successful increments on ${KEYS.length} keys by ${CLIENTS} clients, ${conflicts} conflicts, no lost update`);
     } finally {
       for (const f of factories) await f.close();
     }
@@ -71,6 +75,7 @@ describe('conditional increments under contention', () => {
 /** One client's loop: pick a hot key, read it, replace it with value + 1 at the version read. */
 async function runClient(
   table: import('../../client').KeyValueTable<string, unknown>,
+  family: string | null,
   client: number,
   deadline: number,
 ): Promise<{ successes: Success[]; conflicts: number }> {
@@ -79,10 +84,10 @@ async function runClient(
   let conflicts = 0;
   for (let attempt = 0; successes.length < INCREMENTS_PER_CLIENT && attempt < MAX_ATTEMPTS_PER_CLIENT && Date.now() < deadline; attempt++) {
     const key = KEYS[Math.floor(random() * KEYS.length)];
-    const current = await table.get(null, key);
+    const current = await table.get(family, key);
     const value = (current!.value as number) + 1;
     try {
-      const produced = await table.replace(null, key, value, current!.version);
+      const produced = await table.replace(family, key, value, current!.version);
       successes.push({ key, expected: current!.version.toString(), produced, value });
     } catch (err) {
       if (!(err instanceof BadKeyVersionError)) throw err;
