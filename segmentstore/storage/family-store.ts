@@ -11,17 +11,16 @@
  * LevelDB read runs under an overlay read registration so a chunk committed meanwhile is still seen
  * in the overlay. A failed flush invalidates every directory and the cache (see {@link invalidate}).
  */
-import type { ClassicLevel } from 'classic-level';
 import { ErrorCodes } from '../../proto/error-codes';
 import { KvtFault } from '../../proto/runtime/status';
 import { ByteLru } from './byte-lru';
 import { ChunkEntry, decodeChunk, encodeChunk, lastLiveKey, searchChunk, splitChunk } from './chunk-codec';
-import { CommitBatch, GroupCommitter } from './group-commit';
+import type { CommitBatch } from './group-commit';
 import { expiryKey, familyPrefix, NS_DATA, prefixSuccessor } from './key-codec';
 import { inBounds, KeyBounds, userBounds } from './key-range';
-import { Overlay, OverlayEntry } from './overlay';
+import type { OverlayEntry } from './overlay';
 import { SegmentState } from './segment-state';
-import { checkConditions, ensureSequenceRecord } from './update-stager';
+import { checkConditions, ensureSequenceRecord, StageContext, StagedUpdate } from './update-stager';
 import type { CheckedModification } from './validation';
 
 const EMPTY = Buffer.alloc(0);
@@ -93,20 +92,6 @@ class FamilyDirectory {
   }
 }
 
-/** What staging needs from the engine. */
-export interface FamilyContext {
-  readonly db: ClassicLevel<Buffer, Buffer>;
-  readonly overlay: Overlay;
-  readonly committer: GroupCommitter;
-  readonly clock: () => number;
-}
-
-/** A staged update: durable once `batch.done` resolves. */
-export interface StagedFamilyUpdate {
-  batch: CommitBatch;
-  sequences: string[];
-}
-
 /** One stored entry found by a point read. */
 export interface FoundEntry {
   value: Buffer;
@@ -136,7 +121,7 @@ export class FamilyStore {
   private readonly directories: ByteLru<FamilyDirectory>;
   private readonly chunks: ByteLru<Buffer>;
 
-  constructor(private readonly ctx: FamilyContext, chunkCacheBytes = DEFAULT_CHUNK_CACHE_BYTES, directoryCacheBytes = DEFAULT_DIRECTORY_CACHE_BYTES) {
+  constructor(private readonly ctx: StageContext, chunkCacheBytes = DEFAULT_CHUNK_CACHE_BYTES, directoryCacheBytes = DEFAULT_DIRECTORY_CACHE_BYTES) {
     this.directories = new ByteLru(directoryCacheBytes, (d) => d.pending > 0 || d.users > 0);
     this.chunks = new ByteLru(chunkCacheBytes);
   }
@@ -179,8 +164,8 @@ export class FamilyStore {
   private async loadDirectory(seg: SegmentState, prefix: Buffer, id: string): Promise<FamilyDirectory> {
     const cached = this.cachedDirectory(seg, id, true);
     if (cached) return cached;
-    const range = { gte: prefix, lt: prefixSuccessor(prefix), keyEncoding: 'buffer', valueEncoding: 'buffer' } as const;
-    const small = await this.ctx.db.iterator({ ...range, limit: SMALL_FAMILY_CHUNKS + 1 }).all();
+    const range = { gte: prefix, lt: prefixSuccessor(prefix), keyEncoding: 'buffer' } as const;
+    const small = await this.ctx.db.iterator({ ...range, valueEncoding: 'buffer', limit: SMALL_FAMILY_CHUNKS + 1 }).all();
     let keys: Buffer[];
     if (small.length <= SMALL_FAMILY_CHUNKS) {
       keys = small.map(([key]) => key);
@@ -189,7 +174,7 @@ export class FamilyStore {
         if (!this.ctx.overlay.get(chunkId)) this.chunks.set(chunkId, record, record.length + 64);
       }
     } else {
-      keys = await this.ctx.db.keys({ gte: prefix, lt: prefixSuccessor(prefix), keyEncoding: 'buffer' }).all();
+      keys = await this.ctx.db.keys(range).all();
     }
     const again = this.cachedDirectory(seg, id, true);
     if (again) return again;
@@ -244,7 +229,7 @@ export class FamilyStore {
    * in memory, else after reading them. `ids` are the keys' latin1 forms (undefined for range
    * removals). The caller serializes the updates of one segment.
    */
-  stage(seg: SegmentState, mods: readonly CheckedModification[], ids: readonly (string | undefined)[]): StagedFamilyUpdate | Promise<StagedFamilyUpdate> {
+  stage(seg: SegmentState, mods: readonly CheckedModification[], ids: readonly (string | undefined)[]): StagedUpdate | Promise<StagedUpdate> {
     const prefix = familyPrefix(seg.dataPrefix, mods[0].family);
     const id = prefix.toString('latin1');
     const dir = this.cachedDirectory(seg, id, true);
@@ -255,7 +240,7 @@ export class FamilyStore {
     return this.readThenStage(seg, prefix, id, mods, ids);
   }
 
-  private async readThenStage(seg: SegmentState, prefix: Buffer, id: string, mods: readonly CheckedModification[], ids: readonly (string | undefined)[]): Promise<StagedFamilyUpdate> {
+  private async readThenStage(seg: SegmentState, prefix: Buffer, id: string, mods: readonly CheckedModification[], ids: readonly (string | undefined)[]): Promise<StagedUpdate> {
     const token = this.ctx.overlay.beginRead();
     let dir: FamilyDirectory | undefined;
     try {
@@ -284,7 +269,7 @@ export class FamilyStore {
     }
   }
 
-  private apply(seg: SegmentState, dir: FamilyDirectory, mods: readonly CheckedModification[], ids: readonly (string | undefined)[], plan: Plan): StagedFamilyUpdate {
+  private apply(seg: SegmentState, dir: FamilyDirectory, mods: readonly CheckedModification[], ids: readonly (string | undefined)[], plan: Plan): StagedUpdate {
     if (seg.deleted) throw new KvtFault(ErrorCodes.SEGMENT_NOT_FOUND, `segment ${seg.id} does not exist on this store`);
     if (!dir.valid) throw new KvtFault(ErrorCodes.UNAVAILABLE, 'segment store could not write to its storage; try again');
     const now = this.ctx.clock();
@@ -372,7 +357,7 @@ export class FamilyStore {
    * expired (the sweeper's part for keyed families). The caller serializes it with the segment's
    * updates; undefined when nothing was due.
    */
-  async expire(seg: SegmentState, family: string, items: readonly { key: Buffer; expiresAt: number }[]): Promise<StagedFamilyUpdate | undefined> {
+  async expire(seg: SegmentState, family: string, items: readonly { key: Buffer; expiresAt: number }[]): Promise<StagedUpdate | undefined> {
     const prefix = familyPrefix(seg.dataPrefix, family);
     const token = this.ctx.overlay.beginRead();
     let dir: FamilyDirectory | undefined;
