@@ -240,15 +240,25 @@ export class FamilyStore {
     return this.readThenStage(seg, prefix, id, mods, ids);
   }
 
-  private async readThenStage(seg: SegmentState, prefix: Buffer, id: string, mods: readonly CheckedModification[], ids: readonly (string | undefined)[]): Promise<StagedUpdate> {
+  private readThenStage(seg: SegmentState, prefix: Buffer, id: string, mods: readonly CheckedModification[], ids: readonly (string | undefined)[]): Promise<StagedUpdate> {
+    return this.withDirectory(seg, prefix, id, async (dir) => {
+      const plan = this.plan(dir, mods, ids);
+      await this.fill(dir, plan);
+      return this.apply(seg, dir, mods, ids, plan);
+    });
+  }
+
+  /**
+   * Runs `work` with the family's directory (loaded if needed) held against eviction, under an
+   * overlay read registration so that chunks committed while it reads are still seen in the overlay.
+   */
+  private async withDirectory<T>(seg: SegmentState, prefix: Buffer, id: string, work: (dir: FamilyDirectory) => Promise<T>): Promise<T> {
     const token = this.ctx.overlay.beginRead();
     let dir: FamilyDirectory | undefined;
     try {
       dir = await this.loadDirectory(seg, prefix, id);
       dir.users++;
-      const plan = this.plan(dir, mods, ids);
-      await this.fill(dir, plan);
-      return this.apply(seg, dir, mods, ids, plan);
+      return await work(dir);
     } finally {
       if (dir) dir.users--;
       this.ctx.overlay.endRead(token);
@@ -359,11 +369,7 @@ export class FamilyStore {
    */
   async expire(seg: SegmentState, family: string, items: readonly { key: Buffer; expiresAt: number }[]): Promise<StagedUpdate | undefined> {
     const prefix = familyPrefix(seg.dataPrefix, family);
-    const token = this.ctx.overlay.beginRead();
-    let dir: FamilyDirectory | undefined;
-    try {
-      dir = await this.loadDirectory(seg, prefix, prefix.toString('latin1'));
-      dir.users++;
+    return this.withDirectory(seg, prefix, prefix.toString('latin1'), async (dir) => {
       const asRemoval = (key: Buffer): CheckedModification => ({ type: 'REMOVE', key, condition: 'NONE' }) as CheckedModification;
       const itemIds = items.map((it) => it.key.toString('latin1'));
       const probe = this.plan(dir, items.map((it) => asRemoval(it.key)), itemIds);
@@ -371,6 +377,7 @@ export class FamilyStore {
       const now = this.ctx.clock();
       const due: CheckedModification[] = [];
       const dueIds: string[] = [];
+      const seen = new Set<string>();
       const chunks = new Map<number, ChunkWork>();
       for (let i = 0; i < items.length; i++) {
         const c = probe.slots[i];
@@ -378,8 +385,9 @@ export class FamilyStore {
         // (clock 0: keep expired entries in view, their expiry is what is checked here)
         if (!w) chunks.set(c, (w = new ChunkWork(probe.contents[probe.touched.indexOf(c)] ?? null, 0)));
         const e = w.get(itemIds[i]);
-        if (!e || dueIds.includes(itemIds[i])) continue;
+        if (!e || seen.has(itemIds[i])) continue;
         if (e.expiresAt === items[i].expiresAt && e.expiresAt <= now) {
+          seen.add(itemIds[i]);
           due.push(asRemoval(items[i].key));
           dueIds.push(itemIds[i]);
         }
@@ -388,10 +396,7 @@ export class FamilyStore {
       const plan = this.plan(dir, due, dueIds);
       await this.fill(dir, plan);
       return this.apply(seg, dir, due, dueIds, plan);
-    } finally {
-      if (dir) dir.users--;
-      this.ctx.overlay.endRead(token);
-    }
+    });
   }
 
   /**
