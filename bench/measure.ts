@@ -1,13 +1,28 @@
 /**
- * Runs one case against one peer: warm-up (closed loops only), then the measured phase with the
- * peer's server CPU metered around it, and turns the raw run into a {@link PeerMeasurement}.
+ * Runs one case against its peers. The measured time is cut into rounds and the peers take turns,
+ * round by round (each round starting with a different peer), so a slowdown of the shared machine
+ * lands on every peer alike instead of on whichever ran in a bad minute; each peer's rounds are then
+ * added up (operations, time, server CPU, counters, latency histograms) into one
+ * {@link PeerMeasurement}. Every round of a closed loop starts with an unmeasured warm-up (the first
+ * one full length).
  */
 import { startCpuMeter } from './core/cpu';
-import { summarize } from './core/latency';
+import { LatencyHistogram, newLatencyHistogram, summarize } from './core/latency';
 import { RunResult, runClosedLoop, runFixedRate } from './core/runner';
 import { PeerMeasurement } from './core/result';
 import { Peer } from './peers/peer';
 import { BenchSettings, CaseSpec, Extra } from './workloads';
+
+/** One round's share of the settings: `rounds` of them make up the whole measured time. */
+export function roundSettings(s: BenchSettings, rounds: number, round: number): BenchSettings {
+  return {
+    ...s,
+    measureMs: s.measureMs / rounds,
+    w6DurationMs: s.w6DurationMs / rounds,
+    maxOps: Math.ceil(s.maxOps / rounds),
+    warmupMs: round === 0 ? s.warmupMs : s.warmupMs / 4,
+  };
+}
 
 async function drive(peer: Peer, spec: CaseSpec, s: BenchSettings, extra: Extra): Promise<{ run: RunResult; cpu: number | undefined }> {
   const op = spec.operation(peer, s, extra);
@@ -40,23 +55,76 @@ export async function warmUpPeer(peer: Peer, s: BenchSettings): Promise<void> {
   await runClosedLoop(op, { concurrency: 64, maxOps: s.maxOps, maxMs: s.peerWarmupMs });
 }
 
-/** Measures `spec` on `peer`. */
-export async function measureCase(peer: Peer, spec: CaseSpec, s: BenchSettings): Promise<PeerMeasurement> {
-  const extra: Extra = {};
-  const { run, cpu } = await drive(peer, spec, s, extra);
-  const secs = run.elapsedMs / 1000;
-  const cpuSeconds = cpu === undefined ? null : round(cpu, 3);
-  return {
-    ops: run.ops,
-    opsPerSec: round(run.ops / secs, 1),
-    unitsPerSec: round(run.units / secs, 1),
-    latency: summarize(run.histogram),
-    cpuSeconds,
-    cpuPerOp: cpuSeconds === null || run.ops === 0 ? null : cpuSeconds / run.ops,
-    errors: run.errors,
-    ...(run.firstError ? { firstError: run.firstError } : {}),
-    ...(Object.keys(extra).length ? { extra } : {}),
-  };
+/** The sum of one peer's rounds so far. */
+export class RoundTotals {
+  ops = 0;
+  units = 0;
+  errors = 0;
+  firstError?: string;
+  elapsedMs = 0;
+  rounds = 0;
+  /** undefined once any round's server CPU was unreadable. */
+  cpuSeconds: number | undefined = 0;
+  readonly extra: Extra = {};
+  readonly histogram: LatencyHistogram = newLatencyHistogram();
+
+  add(run: RunResult, cpu: number | undefined, extra: Extra): void {
+    this.rounds++;
+    this.ops += run.ops;
+    this.units += run.units;
+    this.errors += run.errors;
+    this.firstError ??= run.firstError;
+    this.elapsedMs += run.elapsedMs;
+    this.cpuSeconds = this.cpuSeconds === undefined || cpu === undefined ? undefined : this.cpuSeconds + cpu;
+    for (const [k, v] of Object.entries(extra)) this.extra[k] = (this.extra[k] ?? 0) + v;
+    this.histogram.add(run.histogram);
+  }
+
+  measurement(): PeerMeasurement {
+    const secs = this.elapsedMs / 1000;
+    const cpuSeconds = this.cpuSeconds === undefined ? null : round(this.cpuSeconds, 3);
+    return {
+      ops: this.ops,
+      opsPerSec: round(this.ops / secs, 1),
+      unitsPerSec: round(this.units / secs, 1),
+      latency: summarize(this.histogram),
+      cpuSeconds,
+      cpuPerOp: cpuSeconds === null || this.ops === 0 ? null : cpuSeconds / this.ops,
+      errors: this.errors,
+      ...(this.firstError ? { firstError: this.firstError } : {}),
+      ...(Object.keys(this.extra).length ? { extra: { ...this.extra } } : {}),
+    };
+  }
+}
+
+/** A peer taking part in a case, by name. */
+export interface Contender {
+  name: string;
+  peer: Peer;
+}
+
+/**
+ * Measures `spec` on every contender in `rounds` alternating rounds; resolves a measurement per
+ * name, or the error that took a contender out (it sits out the remaining rounds).
+ */
+export async function measureCaseInRounds(contenders: readonly Contender[], spec: CaseSpec, s: BenchSettings, rounds: number): Promise<Map<string, PeerMeasurement | Error>> {
+  const totals = new Map(contenders.map((c) => [c.name, new RoundTotals()]));
+  const failed = new Map<string, Error>();
+  for (let r = 0; r < rounds; r++) {
+    const rs = roundSettings(s, rounds, r);
+    for (let i = 0; i < contenders.length; i++) {
+      const { name, peer } = contenders[(r + i) % contenders.length];
+      if (failed.has(name)) continue;
+      const extra: Extra = {};
+      try {
+        const { run, cpu } = await drive(peer, spec, rs, extra);
+        totals.get(name)!.add(run, cpu, extra);
+      } catch (err) {
+        failed.set(name, err instanceof Error ? err : new Error(String(err)));
+      }
+    }
+  }
+  return new Map(contenders.map((c) => [c.name, failed.get(c.name) ?? totals.get(c.name)!.measurement()]));
 }
 
 function round(x: number, digits: number): number {

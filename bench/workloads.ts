@@ -25,6 +25,8 @@ export interface BenchSettings {
   w6Rate: number;
   w6DurationMs: number;
   valueBytes: number;
+  /** The measured time of a case is split into this many rounds, in which the peers take turns. */
+  rounds: number;
 }
 
 /** Data a case needs loaded first (once per server). */
