@@ -20,5 +20,5 @@ export {
 } from './errors';
 export type { KvtErrorContext } from './errors';
 export { defaultClientOptions, defaultKeyValueTableFactoryOptions } from './options';
-export type { ClientOptions, ClientTlsOptions, KeyValueTableFactoryOptions, KvtLogger, CoalescerOptions, RetryOptions } from './options';
+export type { ClientOptions, ClientTlsOptions, KeyValueTableFactoryOptions, KeyValueTableFactoryInput, KvtLogger, CoalescerOptions, RetryOptions } from './options';
 export * from './limits';

@@ -10,7 +10,7 @@ import { Connections } from './internal/connections';
 import { RoutingCache } from './internal/routing';
 import { TableTransport } from './internal/table-transport';
 import { KeyValueTable } from './key-value-table';
-import { defaultKeyValueTableFactoryOptions, KeyValueTableFactoryOptions, mergeOptions } from './options';
+import { defaultKeyValueTableFactoryOptions, KeyValueTableFactoryInput, KeyValueTableFactoryOptions, mergeOptions } from './options';
 import type { Serializer } from './serializers';
 
 /** Serializers of a table's keys and values. */
@@ -47,9 +47,9 @@ export class KeyValueTableFactory implements AsyncDisposable {
    * A factory for the tables of `scope`.
    * @throws InvalidArgumentError when the scope name is invalid.
    */
-  static withScope(scope: string, options: Partial<KeyValueTableFactoryOptions> = {}): KeyValueTableFactory {
+  static withScope(scope: string, options: KeyValueTableFactoryInput = {}): KeyValueTableFactory {
     checkName('scope', scope);
-    return new KeyValueTableFactory(scope, mergeOptions(defaultKeyValueTableFactoryOptions(), options));
+    return new KeyValueTableFactory(scope, mergeOptions(defaultKeyValueTableFactoryOptions(), options as Partial<KeyValueTableFactoryOptions>));
   }
 
   /**

@@ -35,9 +35,12 @@ export interface ClientOptions {
 
 /** Options of {@link KeyValueTableFactory}. */
 export interface KeyValueTableFactoryOptions extends ClientOptions {
-  /** Batching of concurrent operations per segment store. @default { maxInFlight: 2, maxSubRequests: 512, maxBytes: 16 MiB } */
+  /** Batching of concurrent operations per segment store. @default { maxInFlight: 2, maxSubRequests: 512, maxBytes: 16 MiB, streams: true } */
   coalescing: CoalescerOptions;
 }
+
+/** What {@link KeyValueTableFactory.withScope} takes: any options, each group (coalescing) partly. */
+export type KeyValueTableFactoryInput = Partial<Omit<KeyValueTableFactoryOptions, 'coalescing'>> & { coalescing?: Partial<CoalescerOptions> };
 
 /** The defaults of {@link ClientOptions}. */
 export function defaultClientOptions(): ClientOptions {

@@ -13,9 +13,17 @@ import { bindGrpcServer, newGrpcServer, shutdownGrpcServer } from '../proto/runt
 import { outgoingCredentials, readTlsFiles, serverCredentials, TlsMaterial } from '../proto/runtime/tls';
 import { defaultSegmentStoreConfig, SegmentStoreConfig } from './config';
 import { ControllerRegistration, loadStoreId } from './registration';
-import { segmentStoreDefinition, segmentStoreHandlers } from './service/segment-store-service';
+import type { ExecuteStreams } from './service/execute-stream';
+import { executeStreams, segmentStoreDefinition, segmentStoreHandlers } from './service/segment-store-service';
 import { SegmentEngine, StorageLockedError } from './storage/segment-engine';
 import type { SegmentEngineOptions } from './storage/segment-state';
+
+/** Longest a stop waits for open Execute streams to answer what is in flight. */
+const STREAM_CLOSE_GRACE_MS = 5_000;
+
+function sleepUnref(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
 
 /** Methods that need the admin token when tokens are configured (the controller's segment lifecycle calls). */
 export const SEGMENT_STORE_ADMIN_METHODS: ReadonlySet<string> = new Set(['CreateSegment', 'DeleteSegment']);
@@ -37,6 +45,7 @@ export class SegmentStoreServer {
   private grpcServer: grpc.Server | undefined;
   private registration: ControllerRegistration | undefined;
   private engineRef: SegmentEngine | undefined;
+  private streams: ExecuteStreams | undefined;
   private stopping: Promise<void> | undefined;
   /** The bound port. */
   port = 0;
@@ -80,7 +89,8 @@ export class SegmentStoreServer {
       const tls = readTlsFiles({ certFile: this.config.tlsCert, keyFile: this.config.tlsKey, caFile: this.config.tlsCa });
       await this.openEngine();
       this.grpcServer = newGrpcServer();
-      const handlers = segmentStoreHandlers(this.engineRef!, this.log);
+      this.streams = executeStreams(this.engineRef!, this.log);
+      const handlers = segmentStoreHandlers(this.engineRef!, this.log, this.streams);
       this.grpcServer.addService(segmentStoreDefinition(), withAuth(handlers, this.config, SEGMENT_STORE_ADMIN_METHODS, this.log));
       this.port = await bindGrpcServer(this.grpcServer, this.config.host, this.config.port, serverCredentials(tls));
       this.stateName = 'running';
@@ -130,6 +140,9 @@ export class SegmentStoreServer {
 
   private async release(): Promise<void> {
     await this.registration?.stop();
+    // Open Execute streams would hold the gRPC shutdown for its whole grace period: end them first
+    // (each once its messages in flight are answered), bounded by the same grace.
+    if (this.streams) await Promise.race([this.streams.close(), sleepUnref(STREAM_CLOSE_GRACE_MS)]);
     if (this.grpcServer) await shutdownGrpcServer(this.grpcServer);
     await this.engineRef?.close();
   }

@@ -8,7 +8,7 @@ import * as grpc from '@grpc/grpc-js';
 import { ErrorCodes } from '../error-codes';
 import { UsageError } from './flags';
 import type { Logger } from './log';
-import { KvtFault, toServiceError } from './status';
+import { bidiStreaming, isBidiStreaming, KvtFault, toServiceError } from './status';
 
 /** The metadata key carrying `Bearer <token>`. */
 export const AUTHORIZATION_METADATA = 'authorization';
@@ -82,9 +82,9 @@ function verdict(method: string, metadata: grpc.Metadata, expected: { data?: Buf
 }
 
 /**
- * Wraps every (unary) handler of `handlers` with the token check: a call without a bearer token
- * fails UNAUTHENTICATED, one with a wrong token (or the data token on a method of `adminMethods`)
- * PERMISSION_DENIED, each with the `kvt-error-code` trailer. Returns `handlers` unchanged when no
+ * Wraps every handler of `handlers` (unary, or marked bidiStreaming) with the token check: a call
+ * without a bearer token fails UNAUTHENTICATED, one with a wrong token (or the data token on a method
+ * of `adminMethods`) PERMISSION_DENIED, each with the `kvt-error-code` trailer. Returns `handlers` unchanged when no
  * token is configured.
  */
 export function withAuth(
@@ -100,8 +100,19 @@ export function withAuth(
   };
   const out: grpc.UntypedServiceImplementation = {};
   for (const [method, handler] of Object.entries(handlers)) {
-    const unaryHandler = handler as grpc.handleUnaryCall<unknown, unknown>;
     const admin = adminMethods.has(method);
+    if (isBidiStreaming(handler)) {
+      // Checked once, when the stream opens: every message of it runs with that token.
+      const streamHandler = handler as grpc.handleBidiStreamingCall<unknown, unknown>;
+      out[method] = bidiStreaming((call: grpc.ServerDuplexStream<unknown, unknown>) => {
+        const fault = verdict(method, call.metadata, expected, admin);
+        if (!fault) return streamHandler(call);
+        log?.warn('call rejected', { method, code: fault.code, peer: call.getPeer() });
+        call.emit('error', toServiceError(fault));
+      }) as grpc.UntypedHandleCall;
+      continue;
+    }
+    const unaryHandler = handler as grpc.handleUnaryCall<unknown, unknown>;
     out[method] = ((call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
       const fault = verdict(method, call.metadata, expected, admin);
       if (!fault) return unaryHandler(call, callback);

@@ -124,3 +124,18 @@ export function unary<Req, Res>(
     );
   };
 }
+
+const BIDI = Symbol('kvt.bidiStreaming');
+
+/**
+ * Marks `handler` as a bidirectional-streaming handler, so wrappers that see only the handler map
+ * (the token check in auth.ts) treat it as one: its call has no callback and fails by emitting an error.
+ */
+export function bidiStreaming<T extends (call: never) => void>(handler: T): T {
+  return Object.assign(handler, { [BIDI]: true });
+}
+
+/** True for a handler marked with {@link bidiStreaming}. */
+export function isBidiStreaming(handler: unknown): boolean {
+  return typeof handler === 'function' && (handler as unknown as Record<symbol, unknown>)[BIDI] === true;
+}

@@ -25,6 +25,7 @@ import { segmentStoreService } from '../../proto/load';
 import type { Logger } from '../../proto/runtime/log';
 import { faultOf, invalidArgument, unary } from '../../proto/runtime/status';
 import { SegmentEngine } from '../storage/segment-engine';
+import { ExecuteStreams } from './execute-stream';
 import { withFastCodecs } from './wire-codec';
 
 function subRequestKind(sub: SubRequest): 'update' | 'get' | undefined {
@@ -64,8 +65,13 @@ export function segmentStoreDefinition(): grpc.ServiceDefinition {
   return withFastCodecs(segmentStoreService());
 }
 
+/** The `ExecuteStream` handler's state for `engine` (the store ends its streams on stop). */
+export function executeStreams(engine: SegmentEngine, log: Logger): ExecuteStreams {
+  return new ExecuteStreams((req) => execute(engine, req), (err) => log.error('internal error', { err }));
+}
+
 /** The handlers object to pass to `server.addService(segmentStoreDefinition(), …)`. */
-export function segmentStoreHandlers(engine: SegmentEngine, log: Logger): grpc.UntypedServiceImplementation {
+export function segmentStoreHandlers(engine: SegmentEngine, log: Logger, streams: ExecuteStreams): grpc.UntypedServiceImplementation {
   const onInternal = (err: unknown) => log.error('internal error', { err });
   return {
     CreateSegment: unary<CreateSegmentRequest, CreateSegmentResponse>(
@@ -83,5 +89,6 @@ export function segmentStoreHandlers(engine: SegmentEngine, log: Logger): grpc.U
     Iterate: unary((req: IterateRequest) => engine.iterate(req), onInternal),
     Scan: unary((req: ScanRequest) => engine.scan(req), onInternal),
     Execute: unary((req: ExecuteRequest) => execute(engine, req), onInternal),
+    ExecuteStream: streams.handler,
   };
 }

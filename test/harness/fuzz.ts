@@ -98,6 +98,24 @@ export class RawCaller {
     });
   }
 
+  /**
+   * Opens a bidirectional stream on `path`, writes each of `messages`, half-closes, and resolves the
+   * raw answers and the final status (never rejects).
+   */
+  stream(path: string, messages: Buffer[], timeoutMs = 15_000): Promise<RawOutcome & { answers: Buffer[] }> {
+    return new Promise((resolve) => {
+      const answers: Buffer[] = [];
+      const call = this.client.makeBidiStreamRequest(path, (b: Buffer) => b, (b: Buffer) => b, new grpc.Metadata(), { deadline: Date.now() + timeoutMs });
+      call.on('data', (b: Buffer) => answers.push(b));
+      call.on('error', () => undefined); // reported by 'status'
+      call.on('status', (status: grpc.StatusObject) => {
+        resolve({ code: status.code, details: status.details, errorCode: status.metadata?.get('kvt-error-code')?.[0]?.toString(), answers });
+      });
+      for (const m of messages) call.write(m);
+      call.end();
+    });
+  }
+
   close(): void {
     this.client.close();
   }

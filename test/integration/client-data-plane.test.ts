@@ -244,6 +244,20 @@ describe('KeyValueTable', () => {
       expect(stats.subRequests - before.subRequests).toBe(stats.calls - before.calls);
       expect(stats.calls - before.calls).toBeLessThanOrEqual(2);
     });
+
+    it('works the same with Execute as unary calls instead of stream messages (coalescing.streams = false)', async () => {
+      const unary = KeyValueTableFactory.withScope('dp', { controller: cluster.controllerAddress, coalescing: { streams: false } });
+      try {
+        const t = unary.forKeyValueTable('kv', { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 });
+        const versions = await Promise.all(Array.from({ length: 50 }, (_, i) => t.put(i % 2 ? 'un-f' : null, `u${i}`, `v${i}`)));
+        const read = await Promise.all(Array.from({ length: 50 }, (_, i) => table.get(i % 2 ? 'un-f' : null, `u${i}`)));
+        expect(read.map((e) => e?.value)).toEqual(Array.from({ length: 50 }, (_, i) => `v${i}`));
+        expect(read.every((e, i) => e!.version.equals(versions[i]))).toBe(true);
+        await expect(t.putIfAbsent(null, 'u0', 'again')).rejects.toBeInstanceOf(BadKeyVersionError);
+      } finally {
+        await unary.close();
+      }
+    });
   });
 
   describe('iterators', () => {

@@ -1,6 +1,7 @@
 /**
  * A bounded, seeded fuzzer against every RPC of kvt.v1.SegmentStore and kvt.v1.Controller on real
- * processes: random bytes, mutated encodings of valid messages (encoded with the real .proto files),
+ * processes (ExecuteStream: fuzzed messages on streams): random bytes, mutated encodings of valid
+ * messages (encoded with the real .proto files),
  * string fields carrying invalid UTF-8, oversized messages and huge pages; plus, through the public
  * client, malformed resume tokens and versions. The processes must stay up and answer every case
  * with OK or the right error (INVALID_ARGUMENT, NOT_FOUND, …; never INTERNAL or UNKNOWN), with the
@@ -16,7 +17,10 @@
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidArgumentError, KeyValueTableFactory, KeyValueTableManager, Serializers, Version } from '../../client';
+import { kvtPackage } from '../../proto/load';
 import { MAX_MESSAGE_BYTES } from '../../proto/limits';
+import type { ExecuteStreamResponse } from '../../proto/messages';
+import { decodeExecuteStreamRequest } from '../../segmentstore/service/wire-codec';
 import { INVALID_UTF8, mutate, randomBytes, RawCaller, replaceMarker, requestCodec, stringsNamed } from '../harness/fuzz';
 import { fetchRouting, mulberry32, scanChecksum } from '../harness/oracle';
 import { TestCluster } from '../harness/process';
@@ -194,6 +198,62 @@ describe('RPC fuzzing', () => {
     expect(tally.violations.slice(0, 20)).toEqual([]);
     expect(cluster.controller.running).toBe(true);
     console.log(`fuzz-rpc Controller: ${tally.sent} cases sent, ${tally.skipped} skipped (would touch protected state), codes ${JSON.stringify(tally.codes)}`);
+  }, 120_000);
+
+  it('answers fuzzed ExecuteStream messages with a response or a typed error, ending a stream only on a malformed one', async () => {
+    const random = mulberry32(400);
+    const stream = requestCodec('SegmentStore', 'ExecuteStream');
+    const inner = segmentStoreTargets().find((t) => t.method === 'Execute')!;
+    const responses = kvtPackage().SegmentStore.service.ExecuteStream;
+    const tally: Tally = { sent: 0, skipped: 0, codes: {}, violations: [] };
+    let answers = 0;
+    await Promise.all(cluster.stores.map(async (store, s) => {
+      const caller = new RawCaller(store.address);
+      try {
+        for (let batch = 0; batch < 100; batch++) {
+          // The cases that decode go first; half of the streams then get one that does not. "Decodes" as
+          // the store decodes: stricter than protobufjs, which lets a field overrun its parent message.
+          const good: Buffer[] = [];
+          const bad: Buffer[] = [];
+          for (let i = 0; i < 20; i++) {
+            const bytes = fuzzCase(stream.encode({ id: 1 + i, request: inner.seeds[0] }), random);
+            let decoded: Record<string, unknown> | undefined;
+            try {
+              decoded = decodeExecuteStreamRequest(bytes);
+            } catch {
+              decoded = undefined;
+            }
+            if (decoded && isProtected(decoded)) tally.skipped++;
+            else (decoded ? good : bad).push(bytes);
+          }
+          const malformed = batch % 2 === 1 && bad.length > 0;
+          const messages = malformed ? [...good, bad[0]] : good;
+          tally.sent += messages.length;
+          const outcome = await caller.stream(stream.path, messages);
+          tally.codes[grpc.status[outcome.code]] = (tally.codes[grpc.status[outcome.code]] ?? 0) + 1;
+          const where = `store ${s} batch ${batch}`;
+          // Every message answered and OK; or INVALID_ARGUMENT (with the trailer) at the malformed one.
+          if (malformed ? outcome.code !== grpc.status.INVALID_ARGUMENT || outcome.errorCode !== 'INVALID_ARGUMENT' : outcome.code !== grpc.status.OK) {
+            tally.violations.push(`${where}: ${grpc.status[outcome.code]} ${outcome.details}`);
+          }
+          if (!malformed && outcome.answers.length !== good.length) tally.violations.push(`${where}: ${outcome.answers.length} answers to ${good.length} messages`);
+          for (const a of outcome.answers) {
+            answers++;
+            const msg = responses.responseDeserialize(a) as ExecuteStreamResponse;
+            const codes = [msg.error?.code, ...(msg.response?.responses ?? []).map((r) => r.error?.code)];
+            if (codes.includes('INTERNAL')) tally.violations.push(`${where}: INTERNAL ${JSON.stringify(msg).slice(0, 200)}`);
+          }
+        }
+      } finally {
+        caller.close();
+      }
+    }));
+    expect(tally.violations.slice(0, 20)).toEqual([]);
+    expect(tally.sent).toBeGreaterThan(500);
+    expect(answers).toBeGreaterThan(300);
+    expect(tally.codes.INVALID_ARGUMENT).toBeGreaterThan(0);
+    expect(cluster.stores.every((p) => p.running)).toBe(true);
+    console.log(`fuzz-rpc ExecuteStream: ${tally.sent} messages sent on ${Object.values(tally.codes).reduce((a, b) => a + b, 0)} streams, ${answers} answered, ${tally.skipped} skipped, stream ends ${JSON.stringify(tally.codes)}`);
   }, 120_000);
 
   it('rejects oversized messages, invalid UTF-8 and huge pages with the right codes', async () => {

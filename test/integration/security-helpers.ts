@@ -96,6 +96,35 @@ export async function rawCall(
   }
 }
 
+/**
+ * Opens `ExecuteStream` on the store at `address` (with `authorization` metadata when given), sends
+ * one message holding an empty Execute, half-closes, and reports how the stream ended: ok when it
+ * answered the message and ended with OK.
+ */
+export async function rawStream(address: string, options: { authorization?: string } = {}): Promise<RawOutcome> {
+  const client = new (kvtPackage().SegmentStore)(address, grpc.credentials.createInsecure(), GRPC_CHANNEL_OPTIONS);
+  const metadata = new grpc.Metadata();
+  if (options.authorization !== undefined) metadata.set('authorization', options.authorization);
+  type Open = (md: grpc.Metadata, opts: grpc.CallOptions) => grpc.ClientDuplexStream<unknown, { id: number }>;
+  const call = ((client as unknown as Record<string, Open>).ExecuteStream).call(client, metadata, { deadline: Date.now() + 20_000 });
+  try {
+    return await new Promise<RawOutcome>((resolve) => {
+      let answered = false;
+      call.on('data', (msg) => (answered ||= msg.id === 1));
+      call.on('error', () => undefined); // reported by 'status'
+      call.on('status', (status: grpc.StatusObject) => {
+        const code = status.metadata?.get(ERROR_CODE_TRAILER)[0];
+        if (status.code === grpc.status.OK) resolve({ ok: answered });
+        else resolve({ ok: false, status: status.code, code: typeof code === 'string' ? code : undefined, message: status.details });
+      });
+      call.write({ id: 1, request: { requests: [] } });
+      call.end();
+    });
+  } finally {
+    client.close();
+  }
+}
+
 /** How a `kvt …` command ended. */
 export interface CommandResult {
   code: number;

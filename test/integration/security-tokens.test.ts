@@ -13,7 +13,7 @@ import {
   InvalidArgumentError, KeyValueTableFactory, KeyValueTableManager, PermissionDeniedError, Serializers, UnauthenticatedError,
 } from '../../client';
 import { KvtProcess, spawnKvt, startController, startSegmentStore, tempDir } from '../harness/process';
-import { kvtCommand, rawCall } from './security-helpers';
+import { kvtCommand, rawCall, rawStream } from './security-helpers';
 
 const ADMIN = `admin-${randomBytes(16).toString('hex')}`;
 const DATA = `data-${randomBytes(16).toString('hex')}`;
@@ -138,6 +138,14 @@ describe('bearer tokens', () => {
     expect(await rawCall('Controller', controller.address, 'RegisterSegmentStore', register, { authorization: `Bearer ${DATA}` }))
       .toMatchObject({ ok: false, status: grpc.status.PERMISSION_DENIED, code: 'PERMISSION_DENIED' });
     expect(await rawCall('Controller', controller.address, 'Heartbeat', register, { authorization: `Bearer ${WRONG}` })).toMatchObject({ code: 'PERMISSION_DENIED' });
+  });
+
+  it('checks the token when an Execute stream opens', async () => {
+    const store = stores[0].address;
+    expect(await rawStream(store)).toMatchObject({ ok: false, status: grpc.status.UNAUTHENTICATED, code: 'UNAUTHENTICATED', message: 'ExecuteStream needs a bearer token: send metadata "authorization: Bearer <token>"' });
+    expect(await rawStream(store, { authorization: `Bearer ${WRONG}` })).toMatchObject({ ok: false, status: grpc.status.PERMISSION_DENIED, code: 'PERMISSION_DENIED' });
+    expect(await rawStream(store, { authorization: `Bearer ${DATA}` })).toEqual({ ok: true });
+    expect(await rawStream(store, { authorization: `Bearer ${ADMIN}` })).toEqual({ ok: true });
   });
 
   it('keeps a store with the wrong admin token out of the cluster, saying why', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeExecuteResponse, decodeIterateResponse, encodeExecuteRequest } from '../../../client/internal/wire-codec';
+import { decodeExecuteResponse, decodeExecuteStreamResponse, decodeIterateResponse, encodeExecuteRequest, encodeExecuteStreamRequest } from '../../../client/internal/wire-codec';
 import { kvtPackage } from '../../../proto/load';
 import type { ExecuteRequest } from '../../../proto/messages';
 import { randomEntry, randomSubRequest, randomSubResponse, rng } from '../../harness/random-messages';
@@ -41,5 +41,28 @@ describe('client wire codecs', () => {
     const entries = sequences.map((sequence) => ({ found: true, key: Buffer.from('k'), value: Buffer.alloc(0), sequence }));
     const iterate = service.Iterate.responseSerialize({ items: entries, done: false });
     expect(decodeIterateResponse(iterate)).toStrictEqual(service.Iterate.responseDeserialize(iterate));
+  });
+
+  it('encodes ExecuteStreamRequest to bytes the loader decodes to the same message', () => {
+    const rand = rng(21);
+    for (let i = 0; i < 200; i++) {
+      const id = i % 5 === 0 ? 0 : Math.floor(rand() * 2 ** 32);
+      const msg = { id, request: { requests: Array.from({ length: Math.floor(rand() * 3) }, () => randomSubRequest(rand)) } as unknown as ExecuteRequest };
+      expect(service.ExecuteStream.requestDeserialize(encodeExecuteStreamRequest(msg))).toStrictEqual(service.ExecuteStream.requestDeserialize(service.ExecuteStream.requestSerialize(msg)));
+    }
+  });
+
+  it('decodes ExecuteStreamResponse exactly like the loader', () => {
+    const rand = rng(23);
+    for (let i = 0; i < 200; i++) {
+      const kind = i % 3;
+      const msg = {
+        id: i % 5 === 0 ? 0 : Math.floor(rand() * 2 ** 32),
+        ...(kind === 0 ? { response: { responses: Array.from({ length: Math.floor(rand() * 3) }, () => randomSubResponse(rand)) } } : {}),
+        ...(kind === 1 ? { error: { code: 'UNAVAILABLE', message: 'stopping', index: 2, segmentId: '7' } } : {}),
+      };
+      const wire = service.ExecuteStream.responseSerialize(msg);
+      expect(decodeExecuteStreamResponse(wire)).toStrictEqual(service.ExecuteStream.responseDeserialize(wire));
+    }
   });
 });

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { kvtPackage } from '../../../proto/load';
 import type { ExecuteResponse, IterateResponse } from '../../../proto/messages';
-import { decodeExecuteRequest, encodeExecuteResponse, encodeIterateResponse } from '../../../segmentstore/service/wire-codec';
+import { decodeExecuteRequest, decodeExecuteStreamRequest, encodeExecuteResponse, encodeExecuteStreamResponse, encodeIterateResponse } from '../../../segmentstore/service/wire-codec';
 import { randomEntry, randomSubRequest, randomSubResponse, rng } from '../../harness/random-messages';
 
 const service = kvtPackage().SegmentStore.service;
-const loaderDecode = (name: 'Execute' | 'Iterate', buf: Buffer): unknown => service[name].responseDeserialize(buf);
+const loaderDecode = (name: 'Execute' | 'ExecuteStream' | 'Iterate', buf: Buffer): unknown => service[name].responseDeserialize(buf);
 
 describe('segment store wire codecs', () => {
   it('decodes ExecuteRequest exactly like the loader, for many random requests', () => {
@@ -44,6 +44,30 @@ describe('segment store wire codecs', () => {
       const ours = encodeIterateResponse(res);
       expect(loaderDecode('Iterate', ours)).toStrictEqual(loaderDecode('Iterate', service.Iterate.responseSerialize(res)));
       expect(ours.length).toBeLessThanOrEqual(service.Iterate.responseSerialize(res).length);
+    }
+  });
+
+  it('decodes ExecuteStreamRequest exactly like the loader (id, request, or neither)', () => {
+    const rand = rng(17);
+    for (let i = 0; i < 200; i++) {
+      const id = i % 5 === 0 ? 0 : Math.floor(rand() * 2 ** 32);
+      const msg = i % 7 === 0 ? { id } : { id, request: { requests: Array.from({ length: Math.floor(rand() * 3) }, () => randomSubRequest(rand)) } };
+      const wire = service.ExecuteStream.requestSerialize(msg);
+      expect(decodeExecuteStreamRequest(wire)).toStrictEqual(service.ExecuteStream.requestDeserialize(wire));
+    }
+  });
+
+  it('encodes ExecuteStreamResponse (a response, an error, or nothing) to bytes the loader decodes to the same message', () => {
+    const rand = rng(19);
+    for (let i = 0; i < 200; i++) {
+      const id = i % 5 === 0 ? 0 : Math.floor(rand() * 2 ** 32);
+      const kind = i % 3;
+      const msg = {
+        id,
+        response: kind === 0 ? { responses: Array.from({ length: Math.floor(rand() * 3) }, () => randomSubResponse(rand)) } : null,
+        error: kind === 1 ? { code: 'UNAVAILABLE', message: 'segment store is stopping', index: i % 2 ? -1 : 3, segmentId: i % 2 ? '' : '12' } : null,
+      } as unknown as Parameters<typeof encodeExecuteStreamResponse>[0];
+      expect(loaderDecode('ExecuteStream', encodeExecuteStreamResponse(msg))).toStrictEqual(loaderDecode('ExecuteStream', service.ExecuteStream.responseSerialize(msg)));
     }
   });
 });

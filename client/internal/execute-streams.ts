@@ -1,0 +1,128 @@
+/**
+ * Execute calls over one long-lived `ExecuteStream` per segment store (see segmentstore.proto): each
+ * call is one message under an id, answered under the same id. A message costs a fraction of a unary
+ * call (no HTTP/2 stream, headers, trailers or call object of its own), which is most of what a
+ * small coalesced Execute costs the client.
+ *
+ * Failures look exactly like those of a unary `Execute`, so retries and error mapping do not change:
+ * - the stream breaks (store gone, connection lost, channel closed): every call waiting on it fails
+ *   with the stream's gRPC status (UNAVAILABLE "No connection established" when it never connected,
+ *   which tells the retry logic nothing was sent; CANCELLED when the client closed);
+ * - a call's deadline passes: it fails with DEADLINE_EXCEEDED (a late answer is dropped);
+ * - the store refuses a message (stopping) or ends the stream while calls wait: they fail with a
+ *   wire error UNAVAILABLE: the store ran none of them, so any update may be retried.
+ * The next call after a break opens a new stream.
+ */
+import * as grpc from '@grpc/grpc-js';
+import type { ExecuteResponse, ExecuteStreamResponse, WireError } from '../../proto/messages';
+import type { Connections, ServiceClient } from './connections';
+import type { ClientExecuteRequest, ClientExecuteStreamRequest } from './wire-codec';
+
+type Stream = grpc.ClientDuplexStream<ClientExecuteStreamRequest, ExecuteStreamResponse>;
+
+interface Waiting {
+  resolve: (response: ExecuteResponse) => void;
+  reject: (err: unknown) => void;
+  timer: NodeJS.Timeout;
+}
+
+/** The status error a unary call fails with when its deadline passes. */
+function deadlineExceeded(ms: number): grpc.ServiceError {
+  const details = `Deadline exceeded after ${ms} ms (Execute on a stream)`;
+  return Object.assign(new Error(`${grpc.status.DEADLINE_EXCEEDED} DEADLINE_EXCEEDED: ${details}`), {
+    code: grpc.status.DEADLINE_EXCEEDED,
+    details,
+    metadata: new grpc.Metadata(),
+  });
+}
+
+function notRun(message: string): WireError {
+  return { code: 'UNAVAILABLE', message, index: -1, segmentId: '' };
+}
+
+/** The stream to one store, opened on first use and again after a break. */
+class StoreStream {
+  private stream: Stream | undefined;
+  private readonly waiting = new Map<number, Waiting>();
+  private lastId = 0;
+
+  constructor(private readonly client: () => ServiceClient) {}
+
+  execute(request: ClientExecuteRequest, deadline: number): Promise<ExecuteResponse> {
+    const ms = deadline - Date.now();
+    if (ms <= 0) return Promise.reject(deadlineExceeded(0));
+    const stream = this.stream ?? this.open();
+    this.lastId = this.lastId >= 0xffff_ffff ? 1 : this.lastId + 1;
+    const id = this.lastId;
+    return new Promise<ExecuteResponse>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        if (this.waiting.delete(id)) reject(deadlineExceeded(ms));
+      }, ms);
+      this.waiting.set(id, { resolve, reject, timer });
+      try {
+        stream.write({ id, request });
+      } catch (err) {
+        // Written after the stream broke but before it said so: the break fails the call.
+        this.broken(stream, err);
+      }
+    });
+  }
+
+  /** Cancels the stream: calls waiting on it fail with CANCELLED. */
+  cancel(): void {
+    this.stream?.cancel();
+  }
+
+  private open(): Stream {
+    const client = this.client();
+    const open = client.ExecuteStream as (metadata: grpc.Metadata, options: grpc.CallOptions) => Stream;
+    const stream = open.call(client, new grpc.Metadata(), {});
+    this.stream = stream;
+    stream.on('data', (msg: ExecuteStreamResponse) => {
+      const w = this.waiting.get(msg.id);
+      if (!w) return; // its deadline passed
+      this.waiting.delete(msg.id);
+      clearTimeout(w.timer);
+      if (msg.error) w.reject(msg.error);
+      else w.resolve(msg.response ?? { responses: [] });
+    });
+    stream.on('error', (err) => this.broken(stream, err));
+    // The store ends a stream (OK) only with nothing of it running: whatever still waits was not run.
+    stream.on('end', () => this.broken(stream, notRun('segment store ended the Execute stream (stopping); the request was not run')));
+    return stream;
+  }
+
+  private broken(stream: Stream, err: unknown): void {
+    if (this.stream !== stream) return;
+    this.stream = undefined;
+    const waiting = [...this.waiting.values()];
+    this.waiting.clear();
+    for (const w of waiting) {
+      clearTimeout(w.timer);
+      w.reject(err);
+    }
+  }
+}
+
+/** One {@link StoreStream} per segment store address. */
+export class ExecuteStreams {
+  private readonly stores = new Map<string, StoreStream>();
+
+  constructor(private readonly connections: Connections) {}
+
+  /** Runs `request` on the store at `address`; rejects like a unary `Execute` would. */
+  execute(address: string, request: ClientExecuteRequest, deadline: number): Promise<ExecuteResponse> {
+    let s = this.stores.get(address);
+    if (!s) {
+      s = new StoreStream(() => this.connections.store(address));
+      this.stores.set(address, s);
+    }
+    return s.execute(request, deadline);
+  }
+
+  /** Cancels every stream (calls waiting fail with CANCELLED). */
+  close(): void {
+    for (const s of this.stores.values()) s.cancel();
+    this.stores.clear();
+  }
+}

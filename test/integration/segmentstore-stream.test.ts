@@ -1,0 +1,161 @@
+/**
+ * `ExecuteStream` against a started `kvt segmentstore` process, spoken raw (the loader's client, no
+ * kvt client code): answers under the message's id, a bad message kept to its id, a malformed one
+ * ending the stream, and a stop that answers or refuses every message and ends the stream cleanly.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { describe, expect, it } from 'vitest';
+import { GRPC_CHANNEL_OPTIONS, kvtPackage } from '../../proto/load';
+import type { ExecuteResponse, ExecuteStreamResponse } from '../../proto/messages';
+import { startSegmentStore, tempDir } from '../harness/process';
+
+type Duplex = grpc.ClientDuplexStream<unknown, ExecuteStreamResponse>;
+type Unary = (req: unknown, cb: (err: grpc.ServiceError | null, res: unknown) => void) => void;
+
+/** A stream and everything it brought back: answers by id, and how it ended. */
+class RawStream {
+  readonly answers = new Map<number, ExecuteStreamResponse>();
+  readonly ended: Promise<grpc.StatusObject>;
+  private waiters: (() => void)[] = [];
+
+  constructor(readonly call: Duplex) {
+    call.on('data', (msg: ExecuteStreamResponse) => {
+      this.answers.set(msg.id, msg);
+      for (const w of this.waiters.splice(0)) w();
+    });
+    this.ended = new Promise((resolve) => call.on('status', resolve));
+    call.on('error', () => undefined); // the status above says how it ended
+  }
+
+  send(id: number, request: unknown): void {
+    this.call.write({ id, request });
+  }
+
+  async answer(id: number): Promise<ExecuteStreamResponse> {
+    while (!this.answers.has(id)) await new Promise<void>((r) => this.waiters.push(r));
+    return this.answers.get(id)!;
+  }
+}
+
+function clientFor(address: string): grpc.Client & Record<string, unknown> {
+  const Client = kvtPackage().SegmentStore;
+  return new Client(address, grpc.credentials.createInsecure(), GRPC_CHANNEL_OPTIONS) as unknown as grpc.Client & Record<string, unknown>;
+}
+
+function unary(client: grpc.Client & Record<string, unknown>, method: string, req: unknown): Promise<unknown> {
+  return new Promise((resolve, reject) => (client[method] as Unary).call(client, req, (err, res) => (err ? reject(err) : resolve(res))));
+}
+
+function open(client: grpc.Client & Record<string, unknown>): RawStream {
+  return new RawStream((client.ExecuteStream as () => Duplex).call(client));
+}
+
+const put = (segmentId: string, key: string, value: string) => ({
+  requests: [{ update: { segmentId, modifications: [{ family: '', key: Buffer.from(key), value: Buffer.from(value) }] } }],
+});
+const get = (segmentId: string, ...keys: string[]) => ({ requests: [{ get: { segmentId, keys: keys.map((k) => ({ family: '', key: Buffer.from(k) })) } }] });
+
+function values(res: ExecuteResponse | null): (string | null)[] {
+  return res!.responses[0].get!.entries.map((e) => (e.found ? e.value.toString() : null));
+}
+
+describe('ExecuteStream over gRPC', () => {
+  it('answers each message under its id, keeps a bad message to its id, and serves many messages at once', async () => {
+    using dir = tempDir('kvt-stream-');
+    await using proc = await startSegmentStore(dir.path);
+    const client = clientFor(proc.address);
+    try {
+      await unary(client, 'CreateSegment', { segmentId: '1' });
+      const s = open(client);
+      s.send(7, put('1', 'a', 'one'));
+      s.send(4000000000, put('1', 'b', 'two'));
+      s.send(9, undefined); // no request
+      s.send(11, put('2', 'c', 'x')); // no such segment: an error inside the response
+      expect((await s.answer(7)).response!.responses[0].update!.sequences).toHaveLength(1);
+      expect((await s.answer(4000000000)).response!.responses[0].update!.sequences).toHaveLength(1);
+      expect((await s.answer(9)).error).toMatchObject({ code: 'INVALID_ARGUMENT', message: 'message 9 has no request' });
+      expect((await s.answer(11)).response!.responses[0].error).toMatchObject({ code: 'SEGMENT_NOT_FOUND' });
+      s.send(12, get('1', 'a', 'b', 'c'));
+      expect(values((await s.answer(12)).response)).toEqual(['one', 'two', null]);
+
+      // 300 messages written back to back (more than a stream runs at once): every one answered.
+      for (let i = 0; i < 300; i++) s.send(1000 + i, put('1', `k${i}`, `v${i}`));
+      for (let i = 0; i < 300; i++) expect((await s.answer(1000 + i)).response!.responses[0].update!.sequences).toHaveLength(1);
+      s.send(2000, get('1', 'k0', 'k150', 'k299'));
+      expect(values((await s.answer(2000)).response)).toEqual(['v0', 'v150', 'v299']);
+      s.call.end();
+      expect((await s.ended).code).toBe(grpc.status.OK);
+    } finally {
+      client.close();
+    }
+  });
+
+  it('ends the stream with INVALID_ARGUMENT on a message that does not decode, and keeps serving', async () => {
+    using dir = tempDir('kvt-stream-bad-');
+    await using proc = await startSegmentStore(dir.path);
+    // A client whose stream sends raw bytes.
+    const service = kvtPackage().SegmentStore.service;
+    const Raw = grpc.makeGenericClientConstructor({ ExecuteStream: { ...service.ExecuteStream, requestSerialize: (b: Buffer) => b } }, 'SegmentStore');
+    const raw = new Raw(proc.address, grpc.credentials.createInsecure()) as unknown as grpc.Client & Record<string, unknown>;
+    const client = clientFor(proc.address);
+    try {
+      const bad = open(raw);
+      bad.call.write(Buffer.from([0x12, 0x7f, 0x0a])); // field 2, 127 bytes announced, 1 present
+      const status = await bad.ended;
+      expect(status.code).toBe(grpc.status.INVALID_ARGUMENT);
+      expect(status.details).toMatch(/^message is not a valid kvt\.v1\.ExecuteStreamRequest: /);
+      await unary(client, 'CreateSegment', { segmentId: '1' });
+      const good = open(client);
+      good.send(1, put('1', 'a', 'still here'));
+      expect((await good.answer(1)).response!.responses[0].update!.sequences).toHaveLength(1);
+      good.call.end();
+      expect(proc.running).toBe(true);
+    } finally {
+      raw.close();
+      client.close();
+    }
+  });
+
+  it('on SIGTERM answers or refuses every message, ends its streams with OK, and what it answered is durable', async () => {
+    using dir = tempDir('kvt-stream-stop-');
+    const proc = await startSegmentStore(dir.path);
+    const client = clientFor(proc.address);
+    const N = 200;
+    let s: RawStream;
+    try {
+      await unary(client, 'CreateSegment', { segmentId: '1' });
+      s = open(client);
+      for (let i = 0; i < N; i++) s.send(i + 1, put('1', `k${i}`, `v${i}`));
+      await s.answer(1);
+      const exit = proc.stop();
+      const status = await s.ended;
+      // A forced shutdown (a stream left open past the grace) would end it CANCELLED / UNAVAILABLE.
+      expect(status.code).toBe(grpc.status.OK);
+      expect(await exit).toBe(0);
+    } finally {
+      client.close();
+    }
+    const answered: number[] = [];
+    const notRun: number[] = [];
+    for (let i = 0; i < N; i++) {
+      const a = s.answers.get(i + 1);
+      if (a?.response) answered.push(i);
+      else {
+        // Refused while stopping, or never answered because the stream ended first: not run either way.
+        if (a) expect(a.error).toMatchObject({ code: 'UNAVAILABLE', message: 'segment store is stopping; the request was not run' });
+        notRun.push(i);
+      }
+    }
+    expect(answered.length).toBeGreaterThan(0);
+    await using again = await startSegmentStore(dir.path);
+    const after = clientFor(again.address);
+    try {
+      const res = (await unary(after, 'Execute', get('1', ...Array.from({ length: N }, (_, i) => `k${i}`)))) as ExecuteResponse;
+      const found = values(res);
+      for (const i of answered) expect(found[i]).toBe(`v${i}`);
+      for (const i of notRun) expect(found[i]).toBeNull();
+    } finally {
+      after.close();
+    }
+  });
+});
