@@ -18,12 +18,13 @@ import { routingPoint, partitionIndex } from './internal/hashing';
 import { decodeState, IteratorState } from './internal/iterator-state';
 import type { RoutingTable } from './internal/routing';
 import { iteratePages } from './internal/table-iterator';
+import type { PageItemBuilder } from './internal/wire-codec';
 import { TableTransport } from './internal/table-transport';
 import { EncodedModifications, MODIFICATION_TYPES, UpdateEncoder } from './internal/update-encoder';
 import {
   checkBatchBytes, checkBatchCount, checkFamily, checkKey, checkPageSize, checkTtl, checkValue, checkVersion, DuplicateKeyCheck,
 } from './internal/validation';
-import type { Serializer } from './serializers';
+import { rangeDeserializer, Serializer } from './serializers';
 import type { IteratorItem, IteratorOptions, TableEntry, TableEntryUpdate, TableKey, TableModification, TtlOptions } from './types';
 import { Version } from './version';
 import { DEFAULT_ITERATOR_PAGE_ITEMS } from './limits';
@@ -157,13 +158,16 @@ export class KeyValueTable<K, V> implements AsyncDisposable {
 
   /** Pages of the keys (with versions) of one family, in unsigned bytewise order. */
   keyIterator(family: string, options: IteratorOptions<K> = {}): AsyncIterable<IteratorItem<TableKey<K>>> {
-    return this.pages(family, options, false, (e, segmentId) => ({ key: this.keySerializer.deserialize(e.key), version: Version.of(segmentId, e.sequence) }));
+    const key = rangeDeserializer(this.keySerializer);
+    return this.pages(family, options, false, (segmentId) => (b, ks, ke, _vs, _ve, sequence) => ({ key: key(b, ks, ke), version: Version.of(segmentId, sequence) }));
   }
 
   /** Pages of the entries of one family, in unsigned bytewise key order. */
   entryIterator(family: string, options: IteratorOptions<K> = {}): AsyncIterable<IteratorItem<TableEntry<K, V>>> {
-    return this.pages(family, options, true, (e, segmentId) => ({
-      key: this.keySerializer.deserialize(e.key), value: this.valueSerializer.deserialize(e.value), version: Version.of(segmentId, e.sequence),
+    const key = rangeDeserializer(this.keySerializer);
+    const value = rangeDeserializer(this.valueSerializer);
+    return this.pages(family, options, true, (segmentId) => (b, ks, ke, vs, ve, sequence) => ({
+      key: key(b, ks, ke), value: value(b, vs, ve), version: Version.of(segmentId, sequence),
     }));
   }
 
@@ -279,7 +283,7 @@ export class KeyValueTable<K, V> implements AsyncDisposable {
     return { sequences: response.update?.sequences ?? [], segmentId };
   }
 
-  private pages<T>(family: string, options: IteratorOptions<K>, entries: boolean, map: (e: Entry, segmentId: string) => T): AsyncIterable<IteratorItem<T>> {
+  private pages<T>(family: string, options: IteratorOptions<K>, entries: boolean, builder: (segmentId: string) => PageItemBuilder<T>): AsyncIterable<IteratorItem<T>> {
     this.checkOpen();
     checkFamily(family, true, entries ? 'entryIterator' : 'keyIterator');
     const state = options.fromState !== undefined ? decodeState(options.fromState, this.name, family, entries) : this.freshState(family, options, entries);
@@ -288,9 +292,9 @@ export class KeyValueTable<K, V> implements AsyncDisposable {
     const self = this;
     return {
       async *[Symbol.asyncIterator]() {
-        for await (const page of iteratePages(transport, (t) => t.routeOf(point), state)) {
+        for await (const page of iteratePages(transport, (t) => t.routeOf(point), state, builder)) {
           self.checkOpen();
-          yield { items: page.entries.map((e) => map(e, page.segmentId)), state: page.state };
+          yield page;
         }
       },
     };

@@ -7,7 +7,15 @@
 export interface Serializer<T> {
   serialize(value: T): Uint8Array;
   deserialize(bytes: Uint8Array): T;
+  /**
+   * Optional: deserializes `buffer[start, end)` without a view of it being made first. Iterators call
+   * it for every key and value they read, when present (the built-in serializers have it); it must
+   * return what `deserialize(buffer.subarray(start, end))` returns.
+   */
+  deserializeFrom?(buffer: Buffer, start: number, end: number): T;
 }
+
+const EMPTY = Buffer.alloc(0);
 
 function asBuffer(bytes: Uint8Array): Buffer {
   return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -22,6 +30,9 @@ const utf8: Serializer<string> = {
     // toString() without arguments is UTF-8 and skips the encoding lookup: keys are decoded per entry.
     return asBuffer(bytes).toString();
   },
+  deserializeFrom(buffer: Buffer, start: number, end: number): string {
+    return start === end ? '' : buffer.toString('utf8', start, end);
+  },
 };
 
 const json: Serializer<unknown> = {
@@ -32,6 +43,9 @@ const json: Serializer<unknown> = {
   },
   deserialize(bytes: Uint8Array): unknown {
     return JSON.parse(asBuffer(bytes).toString('utf8'));
+  },
+  deserializeFrom(buffer: Buffer, start: number, end: number): unknown {
+    return JSON.parse(buffer.toString('utf8', start, end));
   },
 };
 
@@ -44,6 +58,11 @@ const bytes: Serializer<Uint8Array> = {
     // A copy detached from the gRPC receive buffer, so holding one entry does not pin a whole message.
     return new Uint8Array(value);
   },
+  deserializeFrom(buffer: Buffer, start: number, end: number): Uint8Array {
+    const out = new Uint8Array(end - start);
+    buffer.copy(out, 0, start, end);
+    return out;
+  },
 };
 
 const bytesView: Serializer<Uint8Array> = {
@@ -53,7 +72,16 @@ const bytesView: Serializer<Uint8Array> = {
     // keeps its whole response (up to one iterator page, 2 MiB) in memory.
     return value;
   },
+  deserializeFrom(buffer: Buffer, start: number, end: number): Uint8Array {
+    return start === end ? EMPTY : Buffer.from(buffer.buffer, buffer.byteOffset + start, end - start);
+  },
 };
+
+/** `serializer`'s deserializeFrom, or its deserialize of a view of the range. */
+export function rangeDeserializer<T>(serializer: Serializer<T>): (buffer: Buffer, start: number, end: number) => T {
+  if (serializer.deserializeFrom) return serializer.deserializeFrom.bind(serializer);
+  return (buffer, start, end) => serializer.deserialize(buffer.subarray(start, end));
+}
 
 /**
  * The built-in serializers: UTF-8 strings, JSON values and raw bytes. `bytes` copies each value it

@@ -6,16 +6,16 @@
  * written or removed between pages shows up or not according to its position relative to that key.
  */
 import { MAX_ITERATOR_PAGE_BYTES, MAX_ITERATOR_PAGE_ITEMS } from '../../proto/limits';
-import type { Entry, IterateRequest } from '../../proto/messages';
+import type { IterateRequest } from '../../proto/messages';
 import { encodeState, IteratorState } from './iterator-state';
 import type { Route } from './routing';
 import type { RoutingTable } from './routing';
 import type { TableTransport } from './table-transport';
+import { decodeIteratePage, PageItemBuilder } from './wire-codec';
 
-/** One filled page: raw entries and the segment they came from. */
-export interface RawPage {
-  entries: Entry[];
-  segmentId: string;
+/** One filled page: its items and the state to resume after it. */
+export interface Page<T> {
+  items: T[];
   state: string;
 }
 
@@ -27,28 +27,34 @@ function requestOf(s: IteratorState, segmentId: string, maxItems: number): Itera
   };
 }
 
-/** Yields the filled pages of an iteration from `state` on (mutating it as it goes). */
-export async function* iteratePages(transport: TableTransport, pick: (t: RoutingTable) => Route, state: IteratorState): AsyncGenerator<RawPage> {
+/**
+ * Yields the filled pages of an iteration from `state` on (mutating it as it goes); `builder` gives,
+ * for the segment an answer came from, what turns each of its entries into an item.
+ */
+export async function* iteratePages<T>(
+  transport: TableTransport,
+  pick: (t: RoutingTable) => Route,
+  state: IteratorState,
+  builder: (segmentId: string) => PageItemBuilder<T>,
+): AsyncGenerator<Page<T>> {
   while (!state.done) {
-    let entries: Entry[] = [];
+    let items: T[] = [];
     let bytes = 0;
-    let segmentId = '';
-    while (entries.length < state.maxKeysAtOnce) {
-      const { response, route } = await transport.read('Iterate', pick, (segment) => requestOf(state, segment, state.maxKeysAtOnce - entries.length));
-      segmentId = route.segmentId;
-      const items = response.items;
-      for (let i = 0; i < items.length; i++) bytes += items[i].key.length + items[i].value.length;
+    while (items.length < state.maxKeysAtOnce) {
+      const { response, route } = await transport.read('Iterate', pick, (segment) => requestOf(state, segment, state.maxKeysAtOnce - items.length));
+      const page = decodeIteratePage(response, builder(route.segmentId));
+      bytes += page.bytes;
       // Usually one answer fills the page: take its array rather than copying it.
-      if (entries.length === 0) entries = items;
-      else for (let i = 0; i < items.length; i++) entries.push(items[i]);
-      // Only the last key is the position; a copy, so the token never pins the response buffer.
-      if (items.length > 0) state.after = Buffer.from(items[items.length - 1].key);
+      if (items.length === 0) items = page.items;
+      else for (let i = 0; i < page.items.length; i++) items.push(page.items[i]);
+      // Only the last key is the position (a copy: the token never pins the response buffer).
+      if (page.lastKey) state.after = page.lastKey;
       // An empty answer ends the iteration even without `done`, so a confused store cannot loop us forever.
-      if (response.done || response.items.length === 0) state.done = true;
+      if (page.done || page.items.length === 0) state.done = true;
       // The page cap ends a page early.
-      if (response.done || response.items.length === 0 || bytes >= MAX_ITERATOR_PAGE_BYTES) break;
+      if (page.done || page.items.length === 0 || bytes >= MAX_ITERATOR_PAGE_BYTES) break;
     }
-    if (entries.length === 0) return;
-    yield { entries, segmentId, state: encodeState(state) };
+    if (items.length === 0) return;
+    yield { items, state: encodeState(state) };
   }
 }

@@ -7,7 +7,7 @@
  *   store may be back on a new address) and retry with backoff, at most `maxRetries` times and never
  *   past the deadline; updates that are not idempotent only when the request surely was not sent.
  */
-import type { IterateRequest, IterateResponse, Routing, ScanRequest, ScanResponse, SubResponse, WireError } from '../../proto/messages';
+import type { IterateRequest, Routing, ScanRequest, ScanResponse, SubResponse, WireError } from '../../proto/messages';
 import { KvtError, ObjectClosedError, TableNotActiveError } from '../errors';
 import { Coalescer } from './coalescer';
 import { callUnary, Connections } from './connections';
@@ -87,14 +87,15 @@ export class TableTransport {
 
   /**
    * One read-only call (`Iterate` or `Scan`) on the partition `pick` selects, retried like any read;
-   * resolves the answer and the route it came from (whose segment id the versions belong to).
+   * resolves the answer (Iterate: the undecoded `IterateResponse`, see decodeIteratePage) and the
+   * route it came from (whose segment id the versions belong to).
    */
   read<M extends 'Iterate' | 'Scan'>(
     method: M,
     pick: (t: RoutingTable) => Route,
     build: (segmentId: string) => M extends 'Iterate' ? IterateRequest : ScanRequest,
-  ): Promise<{ response: M extends 'Iterate' ? IterateResponse : ScanResponse; route: Route }> {
-    type Res = M extends 'Iterate' ? IterateResponse : ScanResponse;
+  ): Promise<{ response: M extends 'Iterate' ? Buffer : ScanResponse; route: Route }> {
+    type Res = M extends 'Iterate' ? Buffer : ScanResponse;
     return this.withRetries(pick, async (route, deadline) => {
       const store = this.connections.store(route.address);
       const response = await callUnary<unknown, Res>(store, method, build(route.segmentId), deadline);

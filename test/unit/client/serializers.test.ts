@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Serializers } from '../../../client';
+import { rangeDeserializer, Serializer } from '../../../client/serializers';
 
 describe('Serializers', () => {
   it('utf8 round-trips strings, including non-ASCII', () => {
@@ -35,5 +36,29 @@ describe('Serializers', () => {
     expect(back.buffer).toBe(message.buffer);
     expect(Serializers.bytesView.serialize(value)).toBe(value);
     expect(() => Serializers.bytesView.serialize(5 as unknown as Uint8Array)).toThrow('the bytes serializer takes Uint8Array, got number');
+  });
+
+  it('deserializeFrom of each built-in reads a range exactly as deserialize reads a view of it', () => {
+    const text = Buffer.from('xx{"k":["Grüße",1]}yy', 'utf8');
+    const start = 2;
+    const end = text.length - 2;
+    for (const [name, s] of Object.entries(Serializers) as [string, Serializer<unknown>][]) {
+      const from = s.deserializeFrom!(text, start, end);
+      expect(from, name).toEqual(s.deserialize(text.subarray(start, end)));
+      if (name === 'json') expect(() => s.deserializeFrom!(text, 3, 3)).toThrow(SyntaxError); // as deserialize of no bytes
+      else expect(s.deserializeFrom!(text, 3, 3), `${name} empty`).toEqual(s.deserialize(text.subarray(3, 3)));
+    }
+    // bytes copies (a change of the response does not show), bytesView is a view (it does).
+    const copy = Serializers.bytes.deserializeFrom!(text, start, end);
+    const view = Serializers.bytesView.deserializeFrom!(text, start, end);
+    text[start] = 0x41;
+    expect(copy[0]).toBe(0x7b);
+    expect(view[0]).toBe(0x41);
+    expect(copy).not.toBeInstanceOf(Buffer);
+  });
+
+  it('reads ranges through deserialize when a custom serializer has no deserializeFrom', () => {
+    const upper: Serializer<string> = { serialize: (v) => Buffer.from(v), deserialize: (b) => Buffer.from(b).toString().toUpperCase() };
+    expect(rangeDeserializer(upper)(Buffer.from('--abc--'), 2, 5)).toBe('ABC');
   });
 });

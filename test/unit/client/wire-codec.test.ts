@@ -1,10 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import { decodeExecuteResponse, decodeExecuteStreamResponse, decodeIterateResponse, encodeExecuteRequest, encodeExecuteStreamRequest } from '../../../client/internal/wire-codec';
+import { decodeExecuteResponse, decodeExecuteStreamResponse, decodeIteratePage, encodeExecuteRequest, encodeExecuteStreamRequest, PageItemBuilder } from '../../../client/internal/wire-codec';
 import { kvtPackage } from '../../../proto/load';
-import type { ExecuteRequest } from '../../../proto/messages';
+import type { Entry, ExecuteRequest, IterateResponse } from '../../../proto/messages';
 import { randomEntry, randomSubRequest, randomSubResponse, rng } from '../../harness/random-messages';
 
 const service = kvtPackage().SegmentStore.service;
+
+/** Rebuilds the loader's Entry from the ranges decodeIteratePage hands out. */
+const asEntry: PageItemBuilder<Entry> = (b, ks, ke, vs, ve, sequence) => ({ found: true, key: Buffer.from(b.subarray(ks, ke)), value: Buffer.from(b.subarray(vs, ve)), sequence });
+
+/** What the loader makes of an IterateResponse, in decodeIteratePage's terms. */
+function loaderPage(wire: Buffer): { items: Entry[]; done: boolean; lastKey: Buffer | undefined; bytes: number } {
+  const res = service.Iterate.responseDeserialize(wire) as IterateResponse;
+  // Iterate entries are found by definition: the page builder does not read the flag.
+  const items = res.items.map((e) => ({ ...e, found: true }));
+  const bytes = items.reduce((n, e) => n + e.key.length + e.value.length, 0);
+  return { items, done: res.done, lastKey: items.length ? items[items.length - 1].key : undefined, bytes };
+}
 
 describe('client wire codecs', () => {
   it('encodes ExecuteRequest to bytes the loader decodes to the same message', () => {
@@ -24,14 +36,22 @@ describe('client wire codecs', () => {
     }
   });
 
-  it('decodes IterateResponse exactly like the loader, and rejects truncated input', () => {
+  it('decodes IterateResponse into page items exactly like the loader, and rejects truncated input', () => {
     const rand = rng(9);
     for (let i = 0; i < 200; i++) {
       const wire = service.Iterate.responseSerialize({ items: Array.from({ length: Math.floor(rand() * 6) }, () => randomEntry(rand)), done: rand() < 0.5 });
-      expect(decodeIterateResponse(wire)).toStrictEqual(service.Iterate.responseDeserialize(wire));
+      expect(decodeIteratePage(wire, asEntry)).toStrictEqual(loaderPage(wire));
     }
     const wire = service.Iterate.responseSerialize({ items: [{ found: true, key: Buffer.from('key'), value: Buffer.from('v'), sequence: '1' }], done: true });
-    expect(() => decodeIterateResponse(wire.subarray(0, 4))).toThrow(/truncated/);
+    expect(() => decodeIteratePage(wire.subarray(0, 4), asEntry)).toThrow(/truncated/);
+  });
+
+  it('hands the last key out as a copy that does not pin the response', () => {
+    const wire = service.Iterate.responseSerialize({ items: [{ found: true, key: Buffer.from('a'), sequence: '1' }, { found: true, key: Buffer.from('bb'), sequence: '2' }], done: false });
+    const page = decodeIteratePage(wire, asEntry);
+    expect(page.lastKey).toEqual(Buffer.from('bb'));
+    wire.fill(0);
+    expect(page.lastKey).toEqual(Buffer.from('bb'));
   });
 
   it('decodes sequences that are not canonical decimals of up to 15 digits exactly like the loader', () => {
@@ -40,7 +60,7 @@ describe('client wire codecs', () => {
     expect(decodeExecuteResponse(wire)).toStrictEqual(service.Execute.responseDeserialize(wire));
     const entries = sequences.map((sequence) => ({ found: true, key: Buffer.from('k'), value: Buffer.alloc(0), sequence }));
     const iterate = service.Iterate.responseSerialize({ items: entries, done: false });
-    expect(decodeIterateResponse(iterate)).toStrictEqual(service.Iterate.responseDeserialize(iterate));
+    expect(decodeIteratePage(iterate, asEntry)).toStrictEqual(loaderPage(iterate));
   });
 
   it('encodes ExecuteStreamRequest to bytes the loader decodes to the same message', () => {
