@@ -86,7 +86,7 @@ export function segmentStoreHandlers(engine: SegmentEngine, log: Logger, streams
     ListSegments: unary(async (): Promise<ListSegmentsResponse> => ({ segments: await engine.listSegments() }), onInternal),
     Update: unary((req: UpdateRequest) => engine.update(req), onInternal),
     Get: unary((req: GetRequest) => engine.get(req), onInternal),
-    Iterate: unary((req: IterateRequest) => engine.iterate(req), onInternal),
+    Iterate: unary((req: IterateRequest) => engine.iterateForWire(req), onInternal),
     Scan: unary((req: ScanRequest) => engine.scan(req), onInternal),
     Execute: unary((req: ExecuteRequest) => execute(engine, req), onInternal),
     ExecuteStream: streams.handler,

@@ -288,6 +288,7 @@ export function withFastCodecs(service: grpc.ServiceDefinition): grpc.ServiceDef
     ...service,
     Execute: { ...service.Execute, requestDeserialize: decodeExecuteRequest, responseSerialize: encodeExecuteResponse },
     ExecuteStream: { ...service.ExecuteStream, requestDeserialize: decodeExecuteStreamRequest, responseSerialize: encodeExecuteStreamResponse },
-    Iterate: { ...service.Iterate, responseSerialize: encodeIterateResponse },
+    // A keyed family's page arrives already encoded (SegmentEngine.iterateForWire).
+    Iterate: { ...service.Iterate, responseSerialize: (res: IterateResponse | Buffer) => (Buffer.isBuffer(res) ? res : encodeIterateResponse(res)) },
   };
 }

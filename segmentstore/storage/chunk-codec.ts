@@ -86,6 +86,41 @@ export function decodeChunk(record: Buffer): ChunkEntry[] {
   return out;
 }
 
+/** What {@link walkChunk} hands out per entry: key `[keyStart, keyEnd)` and value `[valueStart, valueEnd)` of the record. */
+export type EntryVisitor = (keyStart: number, keyEnd: number, valueStart: number, valueEnd: number, sequence: number, expiresAt: number) => boolean;
+
+/**
+ * Visits the entries of a chunk record in key order (or its reverse) without decoding them into
+ * objects, until `visit` returns false; returns false when it stopped early.
+ */
+export function walkChunk(record: Buffer, reverse: boolean, visit: EntryVisitor): boolean {
+  const count = record.readUInt32BE(0);
+  if (!reverse) {
+    let at = 4;
+    for (let i = 0; i < count; i++) {
+      const keyStart = at + CHUNK_ENTRY_HEADER_BYTES;
+      const keyEnd = keyStart + ((record[at] << 8) | record[at + 1]);
+      const valueEnd = keyEnd + record.readUInt32BE(at + 2);
+      if (!visit(keyStart, keyEnd, keyEnd, valueEnd, readU64(record, at + 6), readU64(record, at + 14))) return false;
+      at = valueEnd;
+    }
+    return true;
+  }
+  const offsets = new Array<number>(count);
+  let at = 4;
+  for (let i = 0; i < count; i++) {
+    offsets[i] = at;
+    at += CHUNK_ENTRY_HEADER_BYTES + ((record[at] << 8) | record[at + 1]) + record.readUInt32BE(at + 2);
+  }
+  for (let i = count - 1; i >= 0; i--) {
+    const o = offsets[i];
+    const keyStart = o + CHUNK_ENTRY_HEADER_BYTES;
+    const keyEnd = keyStart + ((record[o] << 8) | record[o + 1]);
+    if (!visit(keyStart, keyEnd, keyEnd, keyEnd + record.readUInt32BE(o + 2), readU64(record, o + 6), readU64(record, o + 14))) return false;
+  }
+  return true;
+}
+
 /**
  * The last key of a chunk record, walking only the entry headers; null when an entry has expired by
  * `now` (then the caller decodes it all), undefined for an empty chunk.

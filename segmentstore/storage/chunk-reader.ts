@@ -10,11 +10,12 @@
  */
 import type { ClassicLevel } from 'classic-level';
 import { MAX_ITERATOR_PAGE_BYTES } from '../../proto/limits';
-import { ChunkEntry, decodeChunk } from './chunk-codec';
+import { ChunkEntry, decodeChunk, walkChunk } from './chunk-codec';
 import { isChunkKey } from './family-store';
 import { dataKeyHeaderLength, familyOf, familyPrefix, prefixSuccessor, userKeyOf, valueBytes, valueExpiresAt, valueSequence } from './key-codec';
 import { KeyBounds, userBounds } from './key-range';
-import type { Page, ScanPage } from './page-reader';
+import type { FamilyPageSink } from './page-sink';
+import type { ScanPage } from './page-reader';
 import type { CheckedIterate } from './validation';
 
 type Db = ClassicLevel<Buffer, Buffer>;
@@ -88,67 +89,77 @@ async function forwardFrom(
 
 const live = (e: ChunkEntry, now: number): boolean => e.expiresAt === 0 || e.expiresAt > now;
 
-/** One iterator page of a keyed family (chunked), in unsigned bytewise key order or its reverse. */
-export async function readFamilyPage(db: Db, dataPrefix: Buffer, req: CheckedIterate, now: number, pageBytes = MAX_ITERATOR_PAGE_BYTES): Promise<Page> {
+/**
+ * One iterator page of a keyed family (chunked), in unsigned bytewise key order or its reverse, into
+ * `sink` (page objects or wire bytes; the sink applies the page caps).
+ */
+export async function readFamilyPage<P>(db: Db, dataPrefix: Buffer, req: CheckedIterate, now: number, sink: FamilyPageSink<P>): Promise<P> {
   const prefix = familyPrefix(dataPrefix, req.family);
   const bounds: KeyBounds = { prefix: req.prefix, from: req.from, to: req.to, toInclusive: req.toInclusive, after: req.after, reverse: req.reverse };
   const { lower, upper } = userBounds(bounds);
-  const belowLower = (k: Buffer): boolean => {
-    if (!lower) return false;
-    const c = Buffer.compare(k, lower.key);
-    return c < 0 || (c === 0 && !lower.inclusive);
-  };
-  const aboveUpper = (k: Buffer): boolean => {
-    if (!upper) return false;
-    const c = Buffer.compare(k, upper.key);
-    return c > 0 || (c === 0 && !upper.inclusive);
-  };
   if (lower && upper) {
     const c = Buffer.compare(lower.key, upper.key);
-    if (c > 0 || (c === 0 && !(lower.inclusive && upper.inclusive))) return { items: [], done: true };
+    if (c > 0 || (c === 0 && !(lower.inclusive && upper.inclusive))) return sink.finish(true);
   }
+  let record: Buffer = EMPTY;
+  // Entry keys are compared where they lie in their record.
+  const belowLower = (ks: number, ke: number): boolean => {
+    if (!lower) return false;
+    const c = record.compare(lower.key, 0, lower.key.length, ks, ke);
+    return c < 0 || (c === 0 && !lower.inclusive);
+  };
+  const aboveUpper = (ks: number, ke: number): boolean => {
+    if (!upper) return false;
+    const c = record.compare(upper.key, 0, upper.key.length, ks, ke);
+    return c > 0 || (c === 0 && !upper.inclusive);
+  };
   const end: Range = upper ? { lte: Buffer.concat([prefix, upper.key]) } : { lt: prefixSuccessor(prefix) };
-  type Item = Page['items'][number];
-  const sink = new PageSink<Item>(req.maxItems, pageBytes);
-  let done = true;
-  const take = (e: ChunkEntry): boolean => {
-    if (!live(e, now)) return true;
-    if (sink.add({ found: true, key: e.key, value: req.includeValues ? e.value : EMPTY, sequence: String(e.sequence) })) return true;
-    done = false;
+  /** Set when the page ended because the next entry did not fit (something follows). */
+  let full = false;
+  /** Set when the reverse walk went below the lower bound (nothing follows). */
+  let passed = false;
+  const take = (ks: number, ke: number, vs: number, ve: number, sequence: number, expiresAt: number): boolean => {
+    if (expiresAt !== 0 && expiresAt <= now) return true;
+    if (sink.add(record, ks, ke, vs, ve, sequence)) return true;
+    full = true;
     return false;
   };
 
   if (!req.reverse) {
-    await forwardFrom(db, prefix, lower ? Buffer.concat([prefix, lower.key]) : undefined, end, (_key, record) => {
-      for (const e of decodeChunk(record)) {
-        if (belowLower(e.key)) continue;
-        if (aboveUpper(e.key)) return false;
-        if (!take(e)) return false;
-      }
-      return true;
+    const forward = (ks: number, ke: number, vs: number, ve: number, sequence: number, expiresAt: number): boolean => {
+      if (belowLower(ks, ke)) return true;
+      if (aboveUpper(ks, ke)) return false;
+      return take(ks, ke, vs, ve, sequence, expiresAt);
+    };
+    await forwardFrom(db, prefix, lower ? Buffer.concat([prefix, lower.key]) : undefined, end, (_key, value) => {
+      record = value;
+      return walkChunk(record, false, forward);
     });
-    return { items: sink.items, done };
+    return sink.finish(!full);
   }
 
+  const backward = (ks: number, ke: number, vs: number, ve: number, sequence: number, expiresAt: number): boolean => {
+    if (aboveUpper(ks, ke)) return true;
+    if (belowLower(ks, ke)) {
+      passed = true;
+      return false;
+    }
+    return take(ks, ke, vs, ve, sequence, expiresAt);
+  };
   const it = db.iterator({ gte: prefix, ...end, reverse: true, keyEncoding: 'buffer', valueEncoding: 'buffer' });
   try {
     for (;;) {
       const records = await it.nextv(RECORDS_PER_STEP);
       if (records.length === 0) break;
-      for (const [, record] of records) {
-        const entries = decodeChunk(record);
-        for (let i = entries.length - 1; i >= 0; i--) {
-          const e = entries[i];
-          if (aboveUpper(e.key)) continue;
-          if (belowLower(e.key)) return { items: sink.items, done: true };
-          if (!take(e)) return { items: sink.items, done: false };
-        }
+      for (const [, value] of records) {
+        record = value;
+        if (!walkChunk(record, true, backward)) return sink.finish(passed);
       }
     }
   } finally {
     await it.close();
   }
-  return { items: sink.items, done };
+  return sink.finish(true);
 }
 
 /**

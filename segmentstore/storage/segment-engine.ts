@@ -13,6 +13,7 @@
  */
 import { ClassicLevel } from 'classic-level';
 import { ErrorCodes } from '../../proto/error-codes';
+import { MAX_ITERATOR_PAGE_BYTES } from '../../proto/limits';
 import type { Entry, GetResponse, IterateResponse, ScanResponse, SegmentInfo, UpdateResponse } from '../../proto/messages';
 import { KvtFault } from '../../proto/runtime/status';
 import { ExpirySweeper } from './expiry-sweeper';
@@ -22,10 +23,11 @@ import { Overlay } from './overlay';
 import { countSegment, readFamilyPage, readScanPage } from './chunk-reader';
 import { FamilyStore } from './family-store';
 import { readPage } from './page-reader';
+import { FamilyPageSink, ObjectPageSink, WirePageSink } from './page-sink';
 import { SegmentCatalog } from './segment-catalog';
 import { EngineState, SegmentEngineOptions, SegmentState } from './segment-state';
 import { needsRead, readForUpdate, StageContext, StagedUpdate, stageUpdate, storageKeys, UpdateKeys } from './update-stager';
-import { CheckedModification, checkDuplicates, checkGetKeys, checkIterate, checkModifications, checkScan, checkSegmentId, IterateInput, ModificationInput, ScanInput } from './validation';
+import { CheckedIterate, CheckedModification, checkDuplicates, checkGetKeys, checkIterate, checkModifications, checkScan, checkSegmentId, IterateInput, ModificationInput, ScanInput } from './validation';
 
 /** An Update as callers may send it (proto defaults apply to omitted fields). */
 export interface UpdateInput {
@@ -350,13 +352,26 @@ export class SegmentEngine {
 
   /** One page of keys or entries of one family, in unsigned bytewise key order (see IterateRequest). */
   async iterate(req: IterateInput): Promise<IterateResponse> {
+    return this.readIteratePage(req, (c) => new ObjectPageSink(c.maxItems, MAX_ITERATOR_PAGE_BYTES, c.includeValues));
+  }
+
+  /**
+   * {@link iterate} for the gRPC service: a keyed family's page comes as the bytes of its
+   * `IterateResponse`, written straight from the chunk records (page-sink.ts); a family-less page as
+   * the message.
+   */
+  async iterateForWire(req: IterateInput): Promise<IterateResponse | Buffer> {
+    return this.readIteratePage(req, (c) => new WirePageSink(c.maxItems, MAX_ITERATOR_PAGE_BYTES, c.includeValues));
+  }
+
+  private async readIteratePage<P>(req: IterateInput, sinkFor: (checked: CheckedIterate) => FamilyPageSink<P>): Promise<IterateResponse | P> {
     const seg = this.segment(req.segmentId);
     const checked = checkIterate(req);
     if (seg.stagingTail) await seg.stagingTail;
     // Staged writes of this segment become visible to the snapshot once their batch is on disk.
     await seg.lastBatch?.done.catch(() => undefined);
     if (checked.family === '') return readPage(this.db, seg.dataPrefix, checked, this.clock());
-    return readFamilyPage(this.db, seg.dataPrefix, checked, this.clock());
+    return readFamilyPage(this.db, seg.dataPrefix, checked, this.clock(), sinkFor(checked));
   }
 
   /**
