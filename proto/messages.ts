@@ -84,8 +84,8 @@ export interface SubResponse {
   response?: 'update' | 'get' | 'error';
 }
 export interface ExecuteResponse { responses: SubResponse[] }
-export interface ExecuteStreamRequest { id: number; request: ExecuteRequest | null }
-export interface ExecuteStreamResponse { id: number; response: ExecuteResponse | null; error: WireError | null }
+export interface ExecuteStreamRequest { id: number; request: ExecuteRequest | null; iterate: IterateRequest | null }
+export interface ExecuteStreamResponse { id: number; response: ExecuteResponse | null; error: WireError | null; iterate: IterateResponse | null }
 
 // ---- controller ----
 

@@ -58,7 +58,8 @@ export class Coalescer {
   /** Counters for tests and benchmarks: Execute calls, wire sub-requests, operations carried. */
   readonly stats = { calls: 0, subRequests: 0, operations: 0 };
   private readonly stores = new Map<string, StoreQueue>();
-  private readonly streams: ExecuteStreams | undefined;
+  /** The streams Execute calls travel on (undefined with `streams: false`); iterators use them too. */
+  readonly streams: ExecuteStreams | undefined;
   private closed = false;
 
   constructor(private readonly connections: Connections, private readonly options: CoalescerOptions) {

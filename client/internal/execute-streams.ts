@@ -14,14 +14,17 @@
  * The next call after a break opens a new stream.
  */
 import * as grpc from '@grpc/grpc-js';
-import type { ExecuteResponse, ExecuteStreamResponse, WireError } from '../../proto/messages';
+import type { ExecuteResponse, IterateRequest, WireError } from '../../proto/messages';
 import type { Connections, ServiceClient } from './connections';
-import type { ClientExecuteRequest, ClientExecuteStreamRequest } from './wire-codec';
+import type { ClientExecuteRequest, ClientExecuteStreamRequest, ClientStreamResponse } from './wire-codec';
 
-type Stream = grpc.ClientDuplexStream<ClientExecuteStreamRequest, ExecuteStreamResponse>;
+type Stream = grpc.ClientDuplexStream<ClientExecuteStreamRequest, ClientStreamResponse>;
+
+/** A request of a stream message, without its id. */
+type StreamRequest = { request: ClientExecuteRequest; iterate?: undefined } | { iterate: IterateRequest; request?: undefined };
 
 interface Waiting {
-  resolve: (response: ExecuteResponse) => void;
+  resolve: (answer: ClientStreamResponse) => void;
   reject: (err: unknown) => void;
   timer: NodeJS.Timeout;
 }
@@ -48,19 +51,20 @@ class StoreStream {
 
   constructor(private readonly client: () => ServiceClient) {}
 
-  execute(request: ClientExecuteRequest, deadline: number): Promise<ExecuteResponse> {
+  /** Sends `message`; resolves its answer (rejects with its error, or the stream's). */
+  send(message: StreamRequest, deadline: number): Promise<ClientStreamResponse> {
     const ms = deadline - Date.now();
     if (ms <= 0) return Promise.reject(deadlineExceeded(0));
     const stream = this.stream ?? this.open();
     this.lastId = this.lastId >= 0xffff_ffff ? 1 : this.lastId + 1;
     const id = this.lastId;
-    return new Promise<ExecuteResponse>((resolve, reject) => {
+    return new Promise<ClientStreamResponse>((resolve, reject) => {
       const timer = setTimeout(() => {
         if (this.waiting.delete(id)) reject(deadlineExceeded(ms));
       }, ms);
       this.waiting.set(id, { resolve, reject, timer });
       try {
-        stream.write({ id, request });
+        stream.write({ id, ...message } as ClientExecuteStreamRequest);
       } catch (err) {
         // Written after the stream broke but before it said so: the break fails the call.
         this.broken(stream, err);
@@ -78,13 +82,13 @@ class StoreStream {
     const open = client.ExecuteStream as (metadata: grpc.Metadata, options: grpc.CallOptions) => Stream;
     const stream = open.call(client, new grpc.Metadata(), {});
     this.stream = stream;
-    stream.on('data', (msg: ExecuteStreamResponse) => {
+    stream.on('data', (msg: ClientStreamResponse) => {
       const w = this.waiting.get(msg.id);
       if (!w) return; // its deadline passed
       this.waiting.delete(msg.id);
       clearTimeout(w.timer);
       if (msg.error) w.reject(msg.error);
-      else w.resolve(msg.response ?? { responses: [] });
+      else w.resolve(msg);
     });
     stream.on('error', (err) => this.broken(stream, err));
     // The store ends a stream (OK) only with nothing of it running: whatever still waits was not run.
@@ -104,25 +108,46 @@ class StoreStream {
   }
 }
 
-/** One {@link StoreStream} per segment store address. */
+/**
+ * Two {@link StoreStream}s per segment store address: one for Execute calls, one for iterator pages,
+ * so that a page of up to 2 MiB never queues in front of the small answers of updates and gets.
+ */
 export class ExecuteStreams {
-  private readonly stores = new Map<string, StoreStream>();
+  private readonly stores = new Map<string, { execute: StoreStream; iterate: StoreStream }>();
 
   constructor(private readonly connections: Connections) {}
 
-  /** Runs `request` on the store at `address`; rejects like a unary `Execute` would. */
-  execute(address: string, request: ClientExecuteRequest, deadline: number): Promise<ExecuteResponse> {
+  private streamsOf(address: string): { execute: StoreStream; iterate: StoreStream } {
     let s = this.stores.get(address);
     if (!s) {
-      s = new StoreStream(() => this.connections.store(address));
+      const client = () => this.connections.store(address);
+      s = { execute: new StoreStream(client), iterate: new StoreStream(client) };
       this.stores.set(address, s);
     }
-    return s.execute(request, deadline);
+    return s;
+  }
+
+  /** Runs `request` on the store at `address`; rejects like a unary `Execute` would. */
+  async execute(address: string, request: ClientExecuteRequest, deadline: number): Promise<ExecuteResponse> {
+    const answer = await this.streamsOf(address).execute.send({ request }, deadline);
+    return answer.response ?? { responses: [] };
+  }
+
+  /**
+   * Reads one iterator page on the store at `address`: the undecoded `IterateResponse`. Rejects with
+   * the page's error as a wire error, or like a unary call for a broken stream or passed deadline.
+   */
+  async iterate(address: string, request: IterateRequest, deadline: number): Promise<Buffer> {
+    const answer = await this.streamsOf(address).iterate.send({ iterate: request }, deadline);
+    return answer.iterate ?? Buffer.alloc(0);
   }
 
   /** Cancels every stream (calls waiting fail with CANCELLED). */
   close(): void {
-    for (const s of this.stores.values()) s.cancel();
+    for (const s of this.stores.values()) {
+      s.execute.cancel();
+      s.iterate.cancel();
+    }
     this.stores.clear();
   }
 }

@@ -97,6 +97,16 @@ export class TableTransport {
   ): Promise<{ response: M extends 'Iterate' ? Buffer : ScanResponse; route: Route }> {
     type Res = M extends 'Iterate' ? Buffer : ScanResponse;
     return this.withRetries(pick, async (route, deadline) => {
+      const streams = this.coalescer.streams;
+      if (method === 'Iterate' && streams) {
+        try {
+          const page = await streams.iterate(route.address, build(route.segmentId) as IterateRequest, deadline);
+          return { response: page as Res, route };
+        } catch (err) {
+          // A page's own error arrives as a wire error, as a failed sub-request's does.
+          throw isWire(err) ? new SubError(err) : err;
+        }
+      }
       const store = this.connections.store(route.address);
       const response = await callUnary<unknown, Res>(store, method, build(route.segmentId), deadline);
       return { response, route };

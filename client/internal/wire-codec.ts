@@ -14,7 +14,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { kvtPackage } from '../../proto/load';
-import type { Entry, ExecuteRequest, ExecuteResponse, ExecuteStreamResponse, GetRequest, Modification, SubRequest, SubResponse, UpdateRequest } from '../../proto/messages';
+import type { Entry, ExecuteRequest, ExecuteResponse, ExecuteStreamResponse, GetRequest, IterateRequest, Modification, SubRequest, SubResponse, UpdateRequest } from '../../proto/messages';
 import { fieldSize, varintSize } from '../../proto/wire';
 import { EncodedModifications, MODIFICATION_TYPES } from './update-encoder';
 
@@ -402,28 +402,28 @@ export function encodeExecuteRequest(req: ExecuteRequest | ClientExecuteRequest)
   return w.buf;
 }
 
-/** An `ExecuteStreamRequest` as the client sends it. */
-export interface ClientExecuteStreamRequest {
-  id: number;
-  request: ExecuteRequest | ClientExecuteRequest;
-}
+/** An `ExecuteStreamRequest` as the client sends it: an Execute or an Iterate. */
+export type ClientExecuteStreamRequest = { id: number; request: ExecuteRequest | ClientExecuteRequest; iterate?: undefined } | { id: number; iterate: IterateRequest; request?: undefined };
 
-/** Encodes an `ExecuteStreamRequest`: the id, then the request. */
+/** Encodes an `ExecuteStreamRequest`: the id, then the request (or the IterateRequest, by the loader's encoder). */
 export function encodeExecuteStreamRequest(msg: ClientExecuteStreamRequest): Buffer {
-  const inner = encodeExecuteRequest(msg.request);
+  const inner = msg.request ? encodeExecuteRequest(msg.request) : (kvtPackage().SegmentStore.service.Iterate.requestSerialize(msg.iterate) as Buffer);
   const id = msg.id >>> 0;
   const w = new Writer(Buffer.allocUnsafe((id ? 1 + varintSize(id) : 0) + fieldSize(inner.length)));
   w.enumField((1 << 3) | 0, id);
-  w.tagLen((2 << 3) | 2, inner.length);
+  w.tagLen(msg.request ? (2 << 3) | 2 : (3 << 3) | 2, inner.length);
   w.buf.set(inner, w.pos);
   return w.buf;
 }
 
-/** Decodes an `ExecuteStreamResponse` exactly as the loader would. */
-export function decodeExecuteStreamResponse(buf: Buffer): ExecuteStreamResponse {
+/** An `ExecuteStreamResponse` as the client reads it: an Iterate page stays undecoded (decodeIteratePage). */
+export type ClientStreamResponse = Omit<ExecuteStreamResponse, 'iterate'> & { iterate: Buffer | null };
+
+/** Decodes an `ExecuteStreamResponse` exactly as the loader would, except that `iterate` stays bytes. */
+export function decodeExecuteStreamResponse(buf: Buffer): ClientStreamResponse {
   const c = new Cursor(buf);
   const end = buf.length;
-  const msg: ExecuteStreamResponse = { id: 0, response: null, error: null };
+  const msg: ClientStreamResponse = { id: 0, response: null, error: null, iterate: null };
   while (c.pos < end) {
     const tag = c.varint(end);
     if (tag === ((1 << 3) | 0)) msg.id = c.varint(end) >>> 0;
@@ -432,6 +432,7 @@ export function decodeExecuteStreamResponse(buf: Buffer): ExecuteStreamResponse 
       msg.response = decodeExecuteResponse(buf.subarray(c.pos, to));
       c.pos = to;
     } else if (tag === ((3 << 3) | 2)) msg.error = decodeError(c, c.field(end));
+    else if (tag === ((4 << 3) | 2)) msg.iterate = c.bytes(end);
     else c.skip(tag & 7, end);
   }
   return msg;

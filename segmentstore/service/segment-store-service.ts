@@ -67,7 +67,7 @@ export function segmentStoreDefinition(): grpc.ServiceDefinition {
 
 /** The `ExecuteStream` handler's state for `engine` (the store ends its streams on stop). */
 export function executeStreams(engine: SegmentEngine, log: Logger): ExecuteStreams {
-  return new ExecuteStreams((req) => execute(engine, req), (err) => log.error('internal error', { err }));
+  return new ExecuteStreams((req) => execute(engine, req), (req) => engine.iterateForWire(req), (err) => log.error('internal error', { err }));
 }
 
 /** The handlers object to pass to `server.addService(segmentStoreDefinition(), …)`. */

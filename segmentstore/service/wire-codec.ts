@@ -13,6 +13,7 @@
  */
 import type * as grpc from '@grpc/grpc-js';
 import type { ExecuteResponse, ExecuteStreamResponse, IterateResponse } from '../../proto/messages';
+import { segmentStoreService } from '../../proto/load';
 import { fieldSize, Reader, varintSize } from '../../proto/wire';
 
 const EMPTY: Buffer = Buffer.alloc(0);
@@ -238,23 +239,39 @@ export function encodeExecuteResponse(res: ExecuteResponse): Buffer {
   return w.buf;
 }
 
-/** Decodes an `ExecuteStreamRequest` exactly as the loader would (`request` null when absent). */
-export function decodeExecuteStreamRequest(buf: Buffer): { id: number; request: { requests: Record<string, unknown>[] } | null } {
+/** An `ExecuteStreamRequest` as the store reads it. */
+export interface StreamRequestMessage {
+  id: number;
+  request: { requests: Record<string, unknown>[] } | null;
+  iterate: Record<string, unknown> | null;
+}
+
+/**
+ * Decodes an `ExecuteStreamRequest` exactly as the loader would (`request`, `iterate` null when
+ * absent; the small IterateRequest by the loader's own decoder).
+ */
+export function decodeExecuteStreamRequest(buf: Buffer): StreamRequestMessage {
   const r = new Reader(buf, 0, buf.length);
-  const out: { id: number; request: { requests: Record<string, unknown>[] } | null } = { id: 0, request: null };
+  const out: StreamRequestMessage = { id: 0, request: null, iterate: null };
   while (r.more()) {
     const tag = r.varint();
     if (tag === ((1 << 3) | 0)) out.id = r.varint() >>> 0;
     else if (tag === ((2 << 3) | 2)) {
       const sub = r.sub();
       out.request = decodeExecuteRequest(buf.subarray(sub.pos, sub.end));
+    } else if (tag === ((3 << 3) | 2)) {
+      const sub = r.sub();
+      out.iterate = segmentStoreService().Iterate.requestDeserialize(buf.subarray(sub.pos, sub.end)) as Record<string, unknown>;
     } else r.skip(tag & 7);
   }
   return out;
 }
 
-/** Encodes an `ExecuteStreamResponse`: the id, then the response or the error. */
-export function encodeExecuteStreamResponse(msg: ExecuteStreamResponse): Buffer {
+/** An `ExecuteStreamResponse` as the store writes it: an Iterate page may come already encoded. */
+export type StreamResponseMessage = Omit<ExecuteStreamResponse, 'iterate'> & { iterate: IterateResponse | Buffer | null };
+
+/** Encodes an `ExecuteStreamResponse`: the id, then the error, or the response and the page. */
+export function encodeExecuteStreamResponse(msg: StreamResponseMessage): Buffer {
   const id = msg.id >>> 0;
   const head = id ? 1 + varintSize(id) : 0;
   if (msg.error) {
@@ -270,12 +287,14 @@ export function encodeExecuteStreamResponse(msg: ExecuteStreamResponse): Buffer 
     return w.buf;
   }
   const inner = msg.response ? encodeExecuteResponse(msg.response) : undefined;
-  const w = new Writer(Buffer.allocUnsafe(head + (inner ? fieldSize(inner.length) : 0)));
+  const page = msg.iterate ? (Buffer.isBuffer(msg.iterate) ? msg.iterate : encodeIterateResponse(msg.iterate)) : undefined;
+  const w = new Writer(Buffer.allocUnsafe(head + (inner ? fieldSize(inner.length) : 0) + (page ? fieldSize(page.length) : 0)));
   if (id) {
     w.buf[w.pos++] = (1 << 3) | 0;
     w.varint(id);
   }
   if (inner) w.bytes((2 << 3) | 2, inner);
+  if (page) w.bytes((4 << 3) | 2, page);
   return w.buf;
 }
 

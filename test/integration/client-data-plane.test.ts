@@ -254,6 +254,10 @@ describe('KeyValueTable', () => {
         expect(read.map((e) => e?.value)).toEqual(Array.from({ length: 50 }, (_, i) => `v${i}`));
         expect(read.every((e, i) => e!.version.equals(versions[i]))).toBe(true);
         await expect(t.putIfAbsent(null, 'u0', 'again')).rejects.toBeInstanceOf(BadKeyVersionError);
+        // Iterators read pages with unary Iterate calls then.
+        const pages = await pagesOf(t.entryIterator('un-f', { maxKeysAtOnce: 10 }));
+        expect(pages.flatMap((p) => p.items.map((e) => e.value))).toEqual(['v1', 'v11', 'v13', 'v15', 'v17', 'v19', 'v21', 'v23', 'v25', 'v27', 'v29', 'v3', 'v31', 'v33', 'v35', 'v37', 'v39', 'v41', 'v43', 'v45', 'v47', 'v49', 'v5', 'v7', 'v9']);
+        expect(pages).toHaveLength(3);
       } finally {
         await unary.close();
       }

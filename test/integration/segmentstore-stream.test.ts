@@ -31,6 +31,10 @@ class RawStream {
     this.call.write({ id, request });
   }
 
+  sendIterate(id: number, iterate: unknown): void {
+    this.call.write({ id, iterate });
+  }
+
   async answer(id: number): Promise<ExecuteStreamResponse> {
     while (!this.answers.has(id)) await new Promise<void>((r) => this.waiters.push(r));
     return this.answers.get(id)!;
@@ -83,6 +87,20 @@ describe('ExecuteStream over gRPC', () => {
       for (let i = 0; i < 300; i++) expect((await s.answer(1000 + i)).response!.responses[0].update!.sequences).toHaveLength(1);
       s.send(2000, get('1', 'k0', 'k150', 'k299'));
       expect(values((await s.answer(2000)).response)).toEqual(['v0', 'v150', 'v299']);
+
+      // Iterator pages travel on streams too (a family-less page, then a keyed family's).
+      s.sendIterate(2001, { segmentId: '1', family: '', includeValues: true, maxItems: 3, prefix: Buffer.from('k1') });
+      s.send(2002, { requests: [{ update: { segmentId: '1', modifications: ['x', 'y', 'z'].map((k) => ({ family: 'fam', key: Buffer.from(k), value: Buffer.from(`${k}!`) })) } }] });
+      await s.answer(2002);
+      s.sendIterate(2003, { segmentId: '1', family: 'fam', includeValues: true, maxItems: 10, reverse: true });
+      s.sendIterate(2004, { segmentId: '77', family: 'fam', maxItems: 10 });
+      const page = (await s.answer(2001)).iterate!;
+      expect(page.items.map((e) => e.key.toString())).toEqual(['k1', 'k10', 'k100']);
+      expect(page.done).toBe(false);
+      const fam = (await s.answer(2003)).iterate!;
+      expect(fam.items.map((e) => `${e.key}=${e.value}`)).toEqual(['z=z!', 'y=y!', 'x=x!']);
+      expect(fam.done).toBe(true);
+      expect((await s.answer(2004)).error).toMatchObject({ code: 'SEGMENT_NOT_FOUND' });
       s.call.end();
       expect((await s.ended).code).toBe(grpc.status.OK);
     } finally {

@@ -67,22 +67,28 @@ describe('client wire codecs', () => {
     const rand = rng(21);
     for (let i = 0; i < 200; i++) {
       const id = i % 5 === 0 ? 0 : Math.floor(rand() * 2 ** 32);
-      const msg = { id, request: { requests: Array.from({ length: Math.floor(rand() * 3) }, () => randomSubRequest(rand)) } as unknown as ExecuteRequest };
+      const iterate = { segmentId: String(i), family: 'f', includeValues: true, maxItems: 1000, from: Buffer.from('a'), to: Buffer.from('z'), toInclusive: true, reverse: false, hasAfter: false, after: Buffer.alloc(0), prefix: Buffer.alloc(0) };
+      const msg = i % 3 === 0
+        ? { id, iterate }
+        : { id, request: { requests: Array.from({ length: Math.floor(rand() * 3) }, () => randomSubRequest(rand)) } as unknown as ExecuteRequest };
       expect(service.ExecuteStream.requestDeserialize(encodeExecuteStreamRequest(msg))).toStrictEqual(service.ExecuteStream.requestDeserialize(service.ExecuteStream.requestSerialize(msg)));
     }
   });
 
-  it('decodes ExecuteStreamResponse exactly like the loader', () => {
+  it('decodes ExecuteStreamResponse exactly like the loader, keeping a page as its bytes', () => {
     const rand = rng(23);
     for (let i = 0; i < 200; i++) {
-      const kind = i % 3;
+      const kind = i % 4;
       const msg = {
         id: i % 5 === 0 ? 0 : Math.floor(rand() * 2 ** 32),
         ...(kind === 0 ? { response: { responses: Array.from({ length: Math.floor(rand() * 3) }, () => randomSubResponse(rand)) } } : {}),
         ...(kind === 1 ? { error: { code: 'UNAVAILABLE', message: 'stopping', index: 2, segmentId: '7' } } : {}),
+        ...(kind === 2 ? { iterate: { items: Array.from({ length: Math.floor(rand() * 4) }, () => randomEntry(rand)), done: rand() < 0.5 } } : {}),
       };
       const wire = service.ExecuteStream.responseSerialize(msg);
-      expect(decodeExecuteStreamResponse(wire)).toStrictEqual(service.ExecuteStream.responseDeserialize(wire));
+      const ours = decodeExecuteStreamResponse(wire);
+      const loader = service.ExecuteStream.responseDeserialize(wire) as { iterate: unknown };
+      expect({ ...ours, iterate: ours.iterate && service.Iterate.responseDeserialize(ours.iterate) }).toStrictEqual(loader);
     }
   });
 });

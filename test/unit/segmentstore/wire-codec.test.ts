@@ -51,23 +51,29 @@ describe('segment store wire codecs', () => {
     const rand = rng(17);
     for (let i = 0; i < 200; i++) {
       const id = i % 5 === 0 ? 0 : Math.floor(rand() * 2 ** 32);
-      const msg = i % 7 === 0 ? { id } : { id, request: { requests: Array.from({ length: Math.floor(rand() * 3) }, () => randomSubRequest(rand)) } };
+      const iterate = { segmentId: String(i), family: 'f', includeValues: rand() < 0.5, maxItems: i, prefix: Buffer.from('p'), reverse: rand() < 0.5, hasAfter: true, after: Buffer.from([i & 255]) };
+      const msg = i % 7 === 0 ? { id } : i % 3 === 0 ? { id, iterate } : { id, request: { requests: Array.from({ length: Math.floor(rand() * 3) }, () => randomSubRequest(rand)) } };
       const wire = service.ExecuteStream.requestSerialize(msg);
       expect(decodeExecuteStreamRequest(wire)).toStrictEqual(service.ExecuteStream.requestDeserialize(wire));
     }
   });
 
-  it('encodes ExecuteStreamResponse (a response, an error, or nothing) to bytes the loader decodes to the same message', () => {
+  it('encodes ExecuteStreamResponse (a response, an error, a page, or nothing) to bytes the loader decodes to the same message', () => {
     const rand = rng(19);
     for (let i = 0; i < 200; i++) {
       const id = i % 5 === 0 ? 0 : Math.floor(rand() * 2 ** 32);
-      const kind = i % 3;
+      const kind = i % 4;
+      const page = { items: Array.from({ length: Math.floor(rand() * 4) }, () => randomEntry(rand)), done: rand() < 0.5 } as unknown as IterateResponse;
       const msg = {
         id,
         response: kind === 0 ? { responses: Array.from({ length: Math.floor(rand() * 3) }, () => randomSubResponse(rand)) } : null,
         error: kind === 1 ? { code: 'UNAVAILABLE', message: 'segment store is stopping', index: i % 2 ? -1 : 3, segmentId: i % 2 ? '' : '12' } : null,
+        iterate: kind === 2 ? page : null,
       } as unknown as Parameters<typeof encodeExecuteStreamResponse>[0];
-      expect(loaderDecode('ExecuteStream', encodeExecuteStreamResponse(msg))).toStrictEqual(loaderDecode('ExecuteStream', service.ExecuteStream.responseSerialize(msg)));
+      const expected = loaderDecode('ExecuteStream', service.ExecuteStream.responseSerialize(msg));
+      expect(loaderDecode('ExecuteStream', encodeExecuteStreamResponse(msg))).toStrictEqual(expected);
+      // A page already encoded (what iterateForWire returns) goes in as it is.
+      if (kind === 2) expect(loaderDecode('ExecuteStream', encodeExecuteStreamResponse({ ...msg, iterate: encodeIterateResponse(page) }))).toStrictEqual(expected);
     }
   });
 });
