@@ -1,10 +1,11 @@
 /**
- * Execute calls over one long-lived `ExecuteStream` per segment store (see segmentstore.proto): each
- * call is one message under an id, answered under the same id. A message costs a fraction of a unary
- * call (no HTTP/2 stream, headers, trailers or call object of its own), which is most of what a
- * small coalesced Execute costs the client.
+ * Execute calls and iterator pages over long-lived `ExecuteStream`s, two per segment store (see
+ * segmentstore.proto): each call is one message under an id, answered under the same id. A message
+ * costs a fraction of a unary call (no HTTP/2 stream, headers, trailers or call object of its own),
+ * which is most of what a small coalesced Execute costs the client.
  *
- * Failures look exactly like those of a unary `Execute`, so retries and error mapping do not change:
+ * Failures look like those of the unary calls, so retries and error mapping do not change (an
+ * Iterate's own error arrives as a wire error, as a failed sub-request's does):
  * - the stream breaks (store gone, connection lost, channel closed): every call waiting on it fails
  *   with the stream's gRPC status (UNAVAILABLE "No connection established" when it never connected,
  *   which tells the retry logic nothing was sent; CANCELLED when the client closed);
