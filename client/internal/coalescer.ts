@@ -21,8 +21,8 @@ export interface CoalescerOptions {
   /** Approximate key + value bytes in one Execute call (a full batch always fits alone). @default 16 MiB */
   maxBytes: number;
   /**
-   * Send Execute calls as messages of one `ExecuteStream` per store (cheaper per call) rather than as
-   * unary `Execute` calls. @default true
+   * Send Execute calls (and iterator pages) as messages of `ExecuteStream`s, two per store (cheaper
+   * per call), rather than as unary `Execute` and `Iterate` calls. @default true
    */
   streams: boolean;
 }

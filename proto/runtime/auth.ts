@@ -84,8 +84,8 @@ function verdict(method: string, metadata: grpc.Metadata, expected: { data?: Buf
 /**
  * Wraps every handler of `handlers` (unary, or marked bidiStreaming) with the token check: a call
  * without a bearer token fails UNAUTHENTICATED, one with a wrong token (or the data token on a method
- * of `adminMethods`) PERMISSION_DENIED, each with the `kvt-error-code` trailer. Returns `handlers` unchanged when no
- * token is configured.
+ * of `adminMethods`) PERMISSION_DENIED, each with the `kvt-error-code` trailer. Returns `handlers`
+ * unchanged when no token is configured.
  */
 export function withAuth(
   handlers: grpc.UntypedServiceImplementation,
