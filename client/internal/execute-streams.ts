@@ -32,7 +32,7 @@ interface Waiting {
 
 /** The status error a unary call fails with when its deadline passes. */
 function deadlineExceeded(ms: number): grpc.ServiceError {
-  const details = `Deadline exceeded after ${ms} ms (Execute on a stream)`;
+  const details = `Deadline exceeded after ${ms} ms (on an ExecuteStream)`;
   return Object.assign(new Error(`${grpc.status.DEADLINE_EXCEEDED} DEADLINE_EXCEEDED: ${details}`), {
     code: grpc.status.DEADLINE_EXCEEDED,
     details,

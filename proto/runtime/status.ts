@@ -5,6 +5,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { ERROR_CODE_TRAILER, ERROR_INDEX_TRAILER, ErrorCode, ErrorCodes, isErrorCode } from '../error-codes';
+import type { WireError } from '../messages';
 
 /** A domain error a server reports to its caller: a stable code, a message, an optional item index. */
 export class KvtFault extends Error {
@@ -51,6 +52,12 @@ export function faultOf(err: unknown): KvtFault {
     return new KvtFault(e.code, String(e.message ?? e.code), typeof e.index === 'number' ? e.index : -1);
   }
   return new KvtFault(ErrorCodes.INTERNAL, `internal error: ${e && typeof e.message === 'string' ? e.message : String(err)}`);
+}
+
+/** Code, message and index of any thrown value as the `Error` message of a response (`segmentId` when known). */
+export function wireErrorOf(err: unknown, segmentId = ''): WireError {
+  const fault = faultOf(err);
+  return { code: fault.code, message: fault.message, index: fault.index, segmentId };
 }
 
 /** The `ServiceError`-shaped object to pass to a unary callback for `err`. */

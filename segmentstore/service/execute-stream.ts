@@ -17,8 +17,8 @@
  */
 import type * as grpc from '@grpc/grpc-js';
 import { ErrorCodes } from '../../proto/error-codes';
-import type { ExecuteRequest, ExecuteResponse, IterateRequest, IterateResponse, WireError } from '../../proto/messages';
-import { bidiStreaming, faultOf, invalidArgument, MalformedRequest, toServiceError } from '../../proto/runtime/status';
+import type { ExecuteRequest, ExecuteResponse, IterateRequest, IterateResponse } from '../../proto/messages';
+import { bidiStreaming, invalidArgument, KvtFault, MalformedRequest, toServiceError, wireErrorOf } from '../../proto/runtime/status';
 import type { StreamResponseMessage } from './wire-codec';
 
 /** Messages of one stream that may run at once. */
@@ -35,10 +35,6 @@ interface OpenStream {
   clientDone: boolean;
   /** Ended (by us) or broken (cancelled by the client, transport error): nothing more is written. */
   finished: boolean;
-}
-
-function wireError(code: WireError['code'], message: string, index = -1): WireError {
-  return { code, message, index, segmentId: '' };
 }
 
 /** Every open `ExecuteStream` of one store, and the handler that opens them. */
@@ -77,11 +73,6 @@ export class ExecuteStreams {
     call.on('error', () => this.forget(s));
   });
 
-  /** Number of open streams (tests). */
-  get size(): number {
-    return this.open.size;
-  }
-
   /**
    * Refuses further messages and ends every stream once its messages in flight are answered;
    * resolves when all have ended (the caller bounds the wait).
@@ -105,11 +96,11 @@ export class ExecuteStreams {
     }
     const id = msg.id;
     if (this.closing) {
-      this.write(s, { id, response: null, iterate: null, error: wireError(ErrorCodes.UNAVAILABLE, 'segment store is stopping; the request was not run') });
+      this.write(s, { id, response: null, iterate: null, error: wireErrorOf(new KvtFault(ErrorCodes.UNAVAILABLE, 'segment store is stopping; the request was not run')) });
       return;
     }
     if (!msg.request && !msg.iterate) {
-      this.write(s, { id, response: null, iterate: null, error: wireError(ErrorCodes.INVALID_ARGUMENT, `message ${id} has no request`) });
+      this.write(s, { id, response: null, iterate: null, error: wireErrorOf(invalidArgument(`message ${id} has no request`)) });
       return;
     }
     s.inFlight++;
@@ -129,9 +120,9 @@ export class ExecuteStreams {
       .then(
         (answer) => this.write(s, answer),
         (err: unknown) => {
-          const fault = faultOf(err);
-          if (fault.code === ErrorCodes.INTERNAL) this.onInternal(err);
-          this.write(s, { id, response: null, iterate: null, error: wireError(fault.code, fault.message, fault.index) });
+          const error = wireErrorOf(err);
+          if (error.code === ErrorCodes.INTERNAL) this.onInternal(err);
+          this.write(s, { id, response: null, iterate: null, error });
         },
       )
       .finally(() => {

@@ -23,7 +23,7 @@ import type {
 } from '../../proto/messages';
 import { segmentStoreService } from '../../proto/load';
 import type { Logger } from '../../proto/runtime/log';
-import { faultOf, invalidArgument, unary } from '../../proto/runtime/status';
+import { invalidArgument, unary, wireErrorOf } from '../../proto/runtime/status';
 import { SegmentEngine } from '../storage/segment-engine';
 import { ExecuteStreams } from './execute-stream';
 import { withFastCodecs } from './wire-codec';
@@ -35,8 +35,7 @@ function subRequestKind(sub: SubRequest): 'update' | 'get' | undefined {
 }
 
 function errorResponse(err: unknown, segmentId: string | undefined): SubResponse {
-  const fault = faultOf(err);
-  return { error: { code: fault.code, message: fault.message, index: fault.index, segmentId: segmentId ?? '' } };
+  return { error: wireErrorOf(err, segmentId) };
 }
 
 /**

@@ -14,7 +14,7 @@ import { ChunkEntry, decodeChunk, walkChunk } from './chunk-codec';
 import { isChunkKey } from './family-store';
 import { dataKeyHeaderLength, familyOf, familyPrefix, prefixSuccessor, userKeyOf, valueBytes, valueExpiresAt, valueSequence } from './key-codec';
 import { KeyBounds, userBounds } from './key-range';
-import type { FamilyPageSink } from './page-sink';
+import { FamilyPageSink, PageCaps } from './page-sink';
 import type { ScanPage } from './page-reader';
 import type { CheckedIterate } from './validation';
 
@@ -27,18 +27,17 @@ const RECORDS_PER_STEP = 8;
 /** Tries of the two-snapshot start before reading from the family's first chunk. */
 const START_TRIES = 3;
 
-/** Collects page items under the item and byte caps (a page always holds at least one item). */
+/** Collects page items under the page caps. */
 class PageSink<T extends { key: Buffer; value: Buffer }> {
   readonly items: T[] = [];
-  private bytes = 0;
-  constructor(private readonly maxItems: number, private readonly pageBytes: number) {}
+  private readonly caps: PageCaps;
+  constructor(maxItems: number, pageBytes: number) {
+    this.caps = new PageCaps(maxItems, pageBytes);
+  }
 
   /** False when `item` does not fit: the page is complete and something follows. */
   add(item: T): boolean {
-    if (this.items.length >= this.maxItems) return false;
-    const size = item.key.length + item.value.length;
-    if (this.items.length > 0 && this.bytes + size > this.pageBytes) return false;
-    this.bytes += size;
+    if (!this.caps.admit(item.key.length + item.value.length)) return false;
     this.items.push(item);
     return true;
   }

@@ -8,6 +8,7 @@ import type { ClassicLevel } from 'classic-level';
 import { MAX_ITERATOR_PAGE_BYTES } from '../../proto/limits';
 import { familyPrefix, userKeyOf, valueBytes, valueExpiresAt, valueSequence } from './key-codec';
 import { storageRange } from './key-range';
+import { PageCaps } from './page-sink';
 import type { CheckedIterate } from './validation';
 
 /** One item of a page. */
@@ -62,7 +63,7 @@ async function collect<T extends { key: Buffer; value: Buffer }>(
 ): Promise<{ items: T[]; done: boolean }> {
   const it = db.iterator({ ...range, keyEncoding: 'buffer', valueEncoding: 'buffer' });
   const items: T[] = [];
-  let bytes = 0;
+  const caps = new PageCaps(req.maxItems, pageBytes);
   try {
     const chunk = Math.min(req.maxItems + 1, 1000);
     for (;;) {
@@ -71,12 +72,9 @@ async function collect<T extends { key: Buffer; value: Buffer }>(
       for (const [key, stored] of entries) {
         const expiresAt = valueExpiresAt(stored);
         if (expiresAt !== 0 && expiresAt <= now) continue;
-        // A live entry beyond a full page: the page is complete and something follows.
-        if (items.length >= req.maxItems) return { items, done: false };
+        // A live entry that does not fit: the page is complete and something follows.
         const item = toItem(key, req.includeValues ? valueBytes(stored) : EMPTY, stored);
-        const size = item.key.length + item.value.length;
-        if (items.length > 0 && bytes + size > pageBytes) return { items, done: false };
-        bytes += size;
+        if (!caps.admit(item.key.length + item.value.length)) return { items, done: false };
         items.push(item);
       }
     }

@@ -25,20 +25,37 @@ export interface FamilyPageSink<P> {
   finish(done: boolean): P;
 }
 
-/** The caps every sink applies: `maxItems` entries, and key + value bytes within `pageBytes`. */
-abstract class CappedSink<P> implements FamilyPageSink<P> {
-  protected count = 0;
+/**
+ * The caps of every iterator and scan page: at most `maxItems` items, and their key + value bytes
+ * within `pageBytes`, except that a page always takes its first item.
+ */
+export class PageCaps {
+  private count = 0;
   private bytes = 0;
 
-  constructor(private readonly maxItems: number, private readonly pageBytes: number, protected readonly includeValues: boolean) {}
+  constructor(private readonly maxItems: number, private readonly pageBytes: number) {}
 
-  add(record: Buffer, keyStart: number, keyEnd: number, valueStart: number, valueEnd: number, sequence: number): boolean {
+  /** Counts in an item of `size` key + value bytes; false when it does not fit (the page is complete). */
+  admit(size: number): boolean {
     if (this.count >= this.maxItems) return false;
-    if (!this.includeValues) valueEnd = valueStart;
-    const size = keyEnd - keyStart + (valueEnd - valueStart);
     if (this.count > 0 && this.bytes + size > this.pageBytes) return false;
     this.bytes += size;
     this.count++;
+    return true;
+  }
+}
+
+/** What every family page sink shares: the caps, applied to entries given as record ranges. */
+abstract class CappedSink<P> implements FamilyPageSink<P> {
+  private readonly caps: PageCaps;
+
+  constructor(maxItems: number, pageBytes: number, protected readonly includeValues: boolean) {
+    this.caps = new PageCaps(maxItems, pageBytes);
+  }
+
+  add(record: Buffer, keyStart: number, keyEnd: number, valueStart: number, valueEnd: number, sequence: number): boolean {
+    if (!this.includeValues) valueEnd = valueStart;
+    if (!this.caps.admit(keyEnd - keyStart + (valueEnd - valueStart))) return false;
     this.take(record, keyStart, keyEnd, valueStart, valueEnd, sequence);
     return true;
   }
