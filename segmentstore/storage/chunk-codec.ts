@@ -53,17 +53,40 @@ export function encodeChunk(entries: readonly ChunkEntry[]): Buffer {
       at += length;
       continue;
     }
-    out[at] = e.key.length >>> 8;
-    out[at + 1] = e.key.length & 0xff;
-    out.writeUInt32BE(e.value.length, at + 2);
-    writeValueHeader(out, at + 6, e.sequence, e.expiresAt);
-    at += CHUNK_ENTRY_HEADER_BYTES;
-    out.set(e.key, at);
-    at += e.key.length;
-    out.set(e.value, at);
-    at += e.value.length;
+    at = writeChunkEntry(out, at, e.key, e.value, e.sequence, e.expiresAt);
   }
   return out;
+}
+
+/** Writes one entry (header, key, value) at `at`; returns where the next one starts. */
+export function writeChunkEntry(out: Buffer, at: number, key: Uint8Array, value: Uint8Array, sequence: number, expiresAt: number): number {
+  out[at] = key.length >>> 8;
+  out[at + 1] = key.length & 0xff;
+  out.writeUInt32BE(value.length, at + 2);
+  writeValueHeader(out, at + 6, sequence, expiresAt);
+  at += CHUNK_ENTRY_HEADER_BYTES;
+  out.set(key, at);
+  at += key.length;
+  out.set(value, at);
+  return at + value.length;
+}
+
+/** Stored bytes of the entry of `record` that starts at `at` (header included). */
+export function storedEntryBytes(record: Buffer, at: number): number {
+  return CHUNK_ENTRY_HEADER_BYTES + ((record[at] << 8) | record[at + 1]) + record.readUInt32BE(at + 2);
+}
+
+/** Compares the bytes `buf[start, end)` with `key`, unsigned bytewise: negative, 0 or positive. */
+export function compareKeyAt(buf: Buffer, start: number, end: number, key: Uint8Array): number {
+  const length = end - start;
+  // Short keys (the usual) compare faster in a loop than through the native call.
+  if (length > 32) return buf.compare(key, 0, key.length, start, end);
+  const n = Math.min(length, key.length);
+  for (let i = 0; i < n; i++) {
+    const d = buf[start + i] - key[i];
+    if (d !== 0) return d;
+  }
+  return length - key.length;
 }
 
 /** Decodes a chunk record value; keys and values are views into `record`. */
@@ -173,26 +196,34 @@ export function searchChunk(entries: readonly ChunkEntry[], key: Uint8Array): nu
  * left ones will not grow again; an even split would leave such families half full.
  */
 export function splitChunk(entries: readonly ChunkEntry[], appended = false): ChunkEntry[][] {
+  const starts = pieceStarts(entries.length, (i) => chunkEntryBytes(entries[i]), appended);
+  if (starts.length === 1) return [entries as ChunkEntry[]];
+  return starts.map((start, p) => entries.slice(start, p + 1 < starts.length ? starts[p + 1] : entries.length));
+}
+
+/**
+ * Where the pieces of {@link splitChunk} start, for `count` entries in key order of `sizeOf(i)`
+ * stored bytes each: `[0]` when they fit one chunk.
+ */
+export function pieceStarts(count: number, sizeOf: (i: number) => number, appended = false): number[] {
   let bytes = 0;
-  for (let i = 0; i < entries.length; i++) bytes += chunkEntryBytes(entries[i]);
-  if (entries.length <= MAX_CHUNK_ENTRIES && bytes <= MAX_CHUNK_BYTES) return [entries as ChunkEntry[]];
-  const pieces = appended ? 1 : Math.max(Math.ceil(entries.length / MAX_CHUNK_ENTRIES), Math.ceil(bytes / MAX_CHUNK_BYTES));
-  const targetCount = appended ? MAX_CHUNK_ENTRIES : Math.ceil(entries.length / pieces);
+  for (let i = 0; i < count; i++) bytes += sizeOf(i);
+  if (count <= MAX_CHUNK_ENTRIES && bytes <= MAX_CHUNK_BYTES) return [0];
+  const pieces = appended ? 1 : Math.max(Math.ceil(count / MAX_CHUNK_ENTRIES), Math.ceil(bytes / MAX_CHUNK_BYTES));
+  const targetCount = appended ? MAX_CHUNK_ENTRIES : Math.ceil(count / pieces);
   const targetBytes = appended ? MAX_CHUNK_BYTES : Math.min(MAX_CHUNK_BYTES, Math.ceil(bytes / pieces));
-  const out: ChunkEntry[][] = [];
-  let cur: ChunkEntry[] = [];
+  const starts = [0];
+  let curCount = 0;
   let curBytes = 0;
-  for (let i = 0; i < entries.length; i++) {
-    const e = entries[i];
-    const size = chunkEntryBytes(e);
-    if (cur.length > 0 && (cur.length >= targetCount || curBytes + size > MAX_CHUNK_BYTES || curBytes >= targetBytes)) {
-      out.push(cur);
-      cur = [];
+  for (let i = 0; i < count; i++) {
+    const size = sizeOf(i);
+    if (curCount > 0 && (curCount >= targetCount || curBytes + size > MAX_CHUNK_BYTES || curBytes >= targetBytes)) {
+      starts.push(i);
+      curCount = 0;
       curBytes = 0;
     }
-    cur.push(e);
+    curCount++;
     curBytes += size;
   }
-  if (cur.length > 0) out.push(cur);
-  return out;
+  return starts;
 }

@@ -14,13 +14,14 @@
 import { ErrorCodes } from '../../proto/error-codes';
 import { KvtFault } from '../../proto/runtime/status';
 import { ByteLru } from './byte-lru';
-import { ChunkEntry, decodeChunk, encodeChunk, lastLiveKey, searchChunk, splitChunk } from './chunk-codec';
+import { ChunkEntry, compareKeyAt, decodeChunk, encodeChunk, lastLiveKey, searchChunk, splitChunk } from './chunk-codec';
+import { ChunkMerge, Stamps } from './chunk-merge';
 import type { CommitBatch } from './group-commit';
 import { expiryKey, familyPrefix, NS_DATA, prefixSuccessor } from './key-codec';
 import { inBounds, KeyBounds, userBounds } from './key-range';
 import type { OverlayEntry } from './overlay';
 import { SegmentState } from './segment-state';
-import { checkConditions, ensureSequenceRecord, StageContext, StagedUpdate } from './update-stager';
+import { checkCondition, checkConditions, ensureSequenceRecord, StageContext, StagedUpdate } from './update-stager';
 import type { CheckedModification } from './validation';
 
 const EMPTY = Buffer.alloc(0);
@@ -58,12 +59,28 @@ class FamilyDirectory {
 
   /** Index of the chunk holding the key whose latin1 form is `id` (the greatest lower key <= it); -1 when the family is empty. */
   floor(id: string): number {
+    return this.lastWhere((c) => this.lowers[c] <= id);
+  }
+
+  /** True when chunk `c`'s lower key is at most `key` (a user key). */
+  startsAtOrBelow(c: number, key: Buffer): boolean {
+    const k = this.keys[c];
+    return compareKeyAt(k, this.prefix.length, k.length, key) <= 0;
+  }
+
+  /** {@link floor} for a user key as bytes. */
+  floorKey(key: Buffer): number {
+    return this.lastWhere((c) => this.startsAtOrBelow(c, key));
+  }
+
+  /** The last chunk index for which `atOrBelow` holds (it holds for a prefix of the chunks); -1 for none. */
+  private lastWhere(atOrBelow: (c: number) => boolean): number {
     let lo = 0;
-    let hi = this.lowers.length - 1;
+    let hi = this.keys.length - 1;
     let found = -1;
     while (lo <= hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.lowers[mid] <= id) {
+      if (atOrBelow(mid)) {
         found = mid;
         lo = mid + 1;
       } else hi = mid - 1;
@@ -220,6 +237,29 @@ export class FamilyStore {
     return { slots, touched: list, contents };
   }
 
+  /**
+   * {@link plan} for modifications with strictly ascending keys and no range removal: the chunks
+   * they fall in are found walking the directory once, comparing bytes (no key strings).
+   */
+  private planSorted(dir: FamilyDirectory, mods: readonly CheckedModification[]): Plan {
+    const slots = new Array<number>(mods.length);
+    const touched: number[] = [];
+    const n = dir.keys.length;
+    let removes = false;
+    let c = n === 0 ? 0 : Math.max(0, dir.floorKey(mods[0].key));
+    for (let i = 0; i < mods.length; i++) {
+      const m = mods[i];
+      while (c + 1 < n && dir.startsAtOrBelow(c + 1, m.key)) c++;
+      slots[i] = c;
+      if (m.type === 'REMOVE') removes = true;
+      if ((n > 0 || m.type !== 'REMOVE') && touched[touched.length - 1] !== c) touched.push(c);
+    }
+    // As in plan(): a family that may become empty must drop its first chunk too.
+    if (removes && n > 0 && touched.length >= n - 1 && touched[0] !== 0) touched.unshift(0);
+    const contents = touched.map((t) => (t < n ? this.known(this.chunkId(dir, t)) : null));
+    return { slots, touched, contents };
+  }
+
   private chunkId(dir: FamilyDirectory, c: number): string {
     return dir.keys[c].toString('latin1');
   }
@@ -229,22 +269,22 @@ export class FamilyStore {
    * in memory, else after reading them. `ids` are the keys' latin1 forms (undefined for range
    * removals). The caller serializes the updates of one segment.
    */
-  stage(seg: SegmentState, mods: readonly CheckedModification[], ids: readonly (string | undefined)[]): StagedUpdate | Promise<StagedUpdate> {
+  stage(seg: SegmentState, mods: readonly CheckedModification[], ids?: readonly (string | undefined)[]): StagedUpdate | Promise<StagedUpdate> {
     const prefix = familyPrefix(seg.dataPrefix, mods[0].family);
     const id = prefix.toString('latin1');
     const dir = this.cachedDirectory(seg, id, true);
     if (dir) {
-      const plan = this.plan(dir, mods, ids);
-      if (!plan.contents.includes(undefined)) return this.apply(seg, dir, mods, ids, plan);
+      const plan = ids ? this.plan(dir, mods, ids) : this.planSorted(dir, mods);
+      if (!plan.contents.includes(undefined)) return ids ? this.apply(seg, dir, mods, ids, plan) : this.applySorted(seg, dir, mods, plan);
     }
     return this.readThenStage(seg, prefix, id, mods, ids);
   }
 
-  private readThenStage(seg: SegmentState, prefix: Buffer, id: string, mods: readonly CheckedModification[], ids: readonly (string | undefined)[]): Promise<StagedUpdate> {
+  private readThenStage(seg: SegmentState, prefix: Buffer, id: string, mods: readonly CheckedModification[], ids?: readonly (string | undefined)[]): Promise<StagedUpdate> {
     return this.withDirectory(seg, prefix, id, async (dir) => {
-      const plan = this.plan(dir, mods, ids);
+      const plan = ids ? this.plan(dir, mods, ids) : this.planSorted(dir, mods);
       await this.fill(dir, plan);
-      return this.apply(seg, dir, mods, ids, plan);
+      return ids ? this.apply(seg, dir, mods, ids, plan) : this.applySorted(seg, dir, mods, plan);
     });
   }
 
@@ -279,9 +319,86 @@ export class FamilyStore {
     }
   }
 
-  private apply(seg: SegmentState, dir: FamilyDirectory, mods: readonly CheckedModification[], ids: readonly (string | undefined)[], plan: Plan): StagedUpdate {
+  private checkWritable(seg: SegmentState, dir: FamilyDirectory): void {
     if (seg.deleted) throw new KvtFault(ErrorCodes.SEGMENT_NOT_FOUND, `segment ${seg.id} does not exist on this store`);
     if (!dir.valid) throw new KvtFault(ErrorCodes.UNAVAILABLE, 'segment store could not write to its storage; try again');
+  }
+
+  /** Ends staging an update whose chunks are in `batch`: the directory stays pinned until it settles. */
+  private finish(batch: CommitBatch, dir: FamilyDirectory, sequences: string[]): StagedUpdate {
+    dir.pending++;
+    const settle = (): void => {
+      dir.pending--;
+    };
+    batch.done.then(settle, settle);
+    this.ctx.committer.staged();
+    return { batch, sequences };
+  }
+
+  /**
+   * {@link apply} for modifications with strictly ascending keys and no range removal (see
+   * chunk-merge.ts): every touched chunk is merged with its run of modifications, conditions checked
+   * on the way; then sequences are given in modification order and the chunks written.
+   */
+  private applySorted(seg: SegmentState, dir: FamilyDirectory, mods: readonly CheckedModification[], plan: Plan): StagedUpdate {
+    this.checkWritable(seg, dir);
+    const now = this.ctx.clock();
+    const merges = new Array<ChunkMerge>(plan.touched.length);
+    let i = 0;
+    for (let j = 0; j < plan.touched.length; j++) {
+      const from = i;
+      while (i < mods.length && plan.slots[i] === plan.touched[j]) i++;
+      merges[j] = ChunkMerge.run(seg, plan.contents[j] ?? null, mods, from, i, now);
+    }
+    // Only removals in an empty family touch no chunk: their keys are absent.
+    for (; i < mods.length; i++) checkCondition(seg, mods[i], i, undefined);
+
+    const batch = this.ctx.committer.batch();
+    ensureSequenceRecord(batch, seg);
+    const sequences = new Array<string>(mods.length);
+    const stamps: Stamps = { sequences: new Array<number>(mods.length), expiries: new Array<number>(mods.length) };
+    for (let m = 0; m < mods.length; m++) {
+      const mod = mods[m];
+      if (mod.type === 'REMOVE') {
+        sequences[m] = '';
+        continue;
+      }
+      const sequence = ++seg.lastSequence;
+      const expiresAt = mod.ttlMs > 0 ? now + mod.ttlMs : 0;
+      stamps.sequences[m] = sequence;
+      stamps.expiries[m] = expiresAt;
+      if (expiresAt !== 0) batch.put(expiryKey(expiresAt, Buffer.concat([dir.prefix, mod.key])), EMPTY);
+      sequences[m] = String(sequence);
+    }
+    const weight = batch.weight;
+    const lastChunk = dir.keys.length - 1;
+    for (let t = plan.touched.length - 1; t >= 0; t--) {
+      const merge = merges[t];
+      if (!merge.changed) continue;
+      const c = plan.touched[t];
+      const isNew = c >= dir.keys.length;
+      const key = isNew ? dir.prefix : dir.keys[c];
+      if (merge.items.length === 0) {
+        this.writeEmptied(batch, dir, c, isNew);
+        continue;
+      }
+      const starts = merge.pieces(c >= lastChunk && merge.appendedOnly);
+      const firstEnd = starts.length > 1 ? starts[1] : merge.items.length;
+      if (!merge.keepsRecord(firstEnd)) this.stageChunk(batch, key, merge.encode(0, firstEnd, stamps));
+      if (isNew) dir.insert(dir.keys.length, key);
+      for (let p = 1; p < starts.length; p++) {
+        const pieceKey = Buffer.concat([dir.prefix, merge.keyOf(starts[p])]);
+        this.stageChunk(batch, pieceKey, merge.encode(starts[p], p + 1 < starts.length ? starts[p + 1] : merge.items.length, stamps));
+        dir.insert(c + p, pieceKey);
+      }
+    }
+    this.directories.resize(dir.prefix.toString('latin1'), dir.bytes());
+    batch.weight = Math.max(batch.weight, weight + mods.length);
+    return this.finish(batch, dir, sequences);
+  }
+
+  private apply(seg: SegmentState, dir: FamilyDirectory, mods: readonly CheckedModification[], ids: readonly (string | undefined)[], plan: Plan): StagedUpdate {
+    this.checkWritable(seg, dir);
     const now = this.ctx.clock();
     const work = new Map<number, ChunkWork>();
     for (let j = 0; j < plan.touched.length; j++) work.set(plan.touched[j], new ChunkWork(plan.contents[j] ?? null, now));
@@ -314,25 +431,32 @@ export class FamilyStore {
     this.writeChunks(batch, dir, plan.touched, work);
     // The update weighs its modifications, not the few chunk records that carry them.
     batch.weight = Math.max(batch.weight, weight + mods.length);
-    dir.pending++;
-    const settle = (): void => {
-      dir.pending--;
-    };
-    batch.done.then(settle, settle);
-    this.ctx.committer.staged();
-    return { batch, sequences };
+    return this.finish(batch, dir, sequences);
+  }
+
+  /** Stages one chunk record (null: its removal) into `batch` and the overlay. */
+  private stageChunk(batch: CommitBatch, key: Buffer, value: Buffer | null): void {
+    const entry: OverlayEntry = { id: key.toString('latin1'), storageKey: key, sequence: 0, expiresAt: 0, value };
+    if (value === null) batch.del(key);
+    else batch.put(key, value);
+    this.ctx.overlay.set(entry);
+    batch.entries.push(entry);
+  }
+
+  /** Chunk `c` lost all its entries: drop it, except a first chunk with others after it (it anchors the family's lowest keys). */
+  private writeEmptied(batch: CommitBatch, dir: FamilyDirectory, c: number, isNew: boolean): void {
+    if (isNew) return;
+    if (c === 0 && dir.keys.length > 1) {
+      this.stageChunk(batch, dir.keys[0], encodeChunk([]));
+      return;
+    }
+    this.stageChunk(batch, dir.keys[c], null);
+    dir.remove(c);
   }
 
   /** Stages the rewritten chunks (highest index first, so splicing the directory keeps lower indices). */
   private writeChunks(batch: CommitBatch, dir: FamilyDirectory, touched: readonly number[], work: Map<number, ChunkWork>): void {
     const lastChunk = dir.keys.length - 1;
-    const stage = (key: Buffer, value: Buffer | null): void => {
-      const entry: OverlayEntry = { id: key.toString('latin1'), storageKey: key, sequence: 0, expiresAt: 0, value };
-      if (value === null) batch.del(key);
-      else batch.put(key, value);
-      this.ctx.overlay.set(entry);
-      batch.entries.push(entry);
-    };
     for (let t = touched.length - 1; t >= 0; t--) {
       const c = touched[t];
       const w = work.get(c)!;
@@ -341,21 +465,15 @@ export class FamilyStore {
       const isNew = c >= dir.keys.length;
       const key = isNew ? dir.prefix : dir.keys[c];
       if (entries.length === 0) {
-        if (isNew) continue;
-        if (c === 0 && dir.keys.length > 1) {
-          stage(key, encodeChunk(entries)); // the first chunk stays (it anchors the family's lowest keys)
-          continue;
-        }
-        stage(key, null);
-        dir.remove(c);
+        this.writeEmptied(batch, dir, c, isNew);
         continue;
       }
       const pieces = splitChunk(entries, c >= lastChunk && w.appendedOnly);
-      if (!w.unchanged(pieces[0])) stage(key, encodeChunk(pieces[0]));
+      if (!w.unchanged(pieces[0])) this.stageChunk(batch, key, encodeChunk(pieces[0]));
       if (isNew) dir.insert(dir.keys.length, key);
       for (let p = 1; p < pieces.length; p++) {
         const pieceKey = Buffer.concat([dir.prefix, pieces[p][0].key]);
-        stage(pieceKey, encodeChunk(pieces[p]));
+        this.stageChunk(batch, pieceKey, encodeChunk(pieces[p]));
         dir.insert(c + p, pieceKey);
       }
     }

@@ -27,6 +27,7 @@ import { FamilyPageSink, ObjectPageSink, WirePageSink } from './page-sink';
 import { SegmentCatalog } from './segment-catalog';
 import { EngineState, SegmentEngineOptions, SegmentState } from './segment-state';
 import { needsRead, readForUpdate, StageContext, StagedUpdate, stageUpdate, storageKeys, UpdateKeys } from './update-stager';
+import { ascendingKeys } from './chunk-merge';
 import { CheckedIterate, CheckedModification, checkDuplicates, checkGetKeys, checkIterate, checkModifications, checkScan, checkSegmentId, IterateInput, ModificationInput, ScanInput } from './validation';
 
 /** An Update as callers may send it (proto defaults apply to omitted fields). */
@@ -237,6 +238,8 @@ export class SegmentEngine {
     const mods = checkModifications(req.modifications);
     if (mods.length === 0) return { batch: NOTHING_TO_COMMIT, sequences: [] };
     if (mods[0].family !== '') {
+      // Keys in ascending order (the usual) cannot repeat, and are merged into chunks without key strings.
+      if (ascendingKeys(mods)) return this.serialized(seg, () => this.families.stage(seg, mods));
       const ids = mods.map((m) => (m.type === 'REMOVE_RANGE' ? undefined : m.key.toString('latin1')));
       checkDuplicates(mods, ids);
       return this.serialized(seg, () => this.families.stage(seg, mods, ids));

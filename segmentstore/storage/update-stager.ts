@@ -148,21 +148,29 @@ function currentSequence(ctx: StageContext, id: string, stored: Buffer | undefin
 export function checkConditions(seg: SegmentState, mods: readonly CheckedModification[], currentOf: (i: number) => number | undefined): void {
   for (let i = 0; i < mods.length; i++) {
     const m = mods[i];
-    if (m.condition === 'NONE' && m.type !== 'INSERT') continue;
-    const current = currentOf(i);
-    if (m.type === 'INSERT' || m.condition === 'NOT_EXISTS') {
-      if (current !== undefined) {
-        throw new KvtFault(ErrorCodes.BAD_KEY_VERSION, `modifications[${i}]: the key already exists in segment ${seg.id}`, i);
-      }
-      continue;
+    if (m.condition !== 'NONE' || m.type === 'INSERT') checkCondition(seg, m, i, currentOf(i));
+  }
+}
+
+/**
+ * Checks the condition of modification `i` given its key's live sequence right now (undefined when
+ * absent); an unconditional PUT or REMOVE always passes.
+ * @throws KvtFault BAD_KEY_VERSION / NO_SUCH_KEY
+ */
+export function checkCondition(seg: SegmentState, m: CheckedModification, i: number, current: number | undefined): void {
+  if (m.condition === 'NONE' && m.type !== 'INSERT') return;
+  if (m.type === 'INSERT' || m.condition === 'NOT_EXISTS') {
+    if (current !== undefined) {
+      throw new KvtFault(ErrorCodes.BAD_KEY_VERSION, `modifications[${i}]: the key already exists in segment ${seg.id}`, i);
     }
-    if (current === undefined) {
-      throw new KvtFault(ErrorCodes.NO_SUCH_KEY, `modifications[${i}]: the key does not exist in segment ${seg.id}`, i);
-    }
-    if (m.conditionSegmentId !== seg.id || m.conditionSequence !== current) {
-      const wanted = `${m.conditionSegmentId}:${m.conditionSequence < 0 ? 'beyond 2^53' : m.conditionSequence}`;
-      throw new KvtFault(ErrorCodes.BAD_KEY_VERSION, `modifications[${i}]: the key's version is ${seg.id}:${current}, not ${wanted}`, i);
-    }
+    return;
+  }
+  if (current === undefined) {
+    throw new KvtFault(ErrorCodes.NO_SUCH_KEY, `modifications[${i}]: the key does not exist in segment ${seg.id}`, i);
+  }
+  if (m.conditionSegmentId !== seg.id || m.conditionSequence !== current) {
+    const wanted = `${m.conditionSegmentId}:${m.conditionSequence < 0 ? 'beyond 2^53' : m.conditionSequence}`;
+    throw new KvtFault(ErrorCodes.BAD_KEY_VERSION, `modifications[${i}]: the key's version is ${seg.id}:${current}, not ${wanted}`, i);
   }
 }
 

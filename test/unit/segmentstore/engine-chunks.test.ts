@@ -35,7 +35,7 @@ interface ModelEntry {
   expiresAt: number;
 }
 
-const hex = (b: Buffer): string => b.toString('hex');
+const hex = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
 
 class Model {
   readonly families = new Map<string, Map<string, ModelEntry>>();
@@ -47,7 +47,7 @@ class Model {
     return m;
   }
 
-  live(f: string, key: Buffer): ModelEntry | undefined {
+  live(f: string, key: Uint8Array): ModelEntry | undefined {
     const e = this.families.get(f)?.get(hex(key));
     return e && (e.expiresAt === 0 || e.expiresAt > this.clock()) ? e : undefined;
   }
@@ -110,6 +110,7 @@ describe('SegmentEngine over chunked families', () => {
       return Buffer.alloc(size, Math.floor(rand() * 256));
     };
     let conflicts = 0;
+    let sortedBatches = 0;
 
     async function round(updates: number): Promise<void> {
       for (let u = 0; u < updates; u++) {
@@ -141,6 +142,12 @@ describe('SegmentEngine over chunked families', () => {
               mods.push({ type: 'PUT', family, key, value: valueOf(), condition: cur ? { kind: 'VERSION', segmentId: SEG, sequence: cur.sequence } : { kind: 'NOT_EXISTS' } });
             } else mods.push({ type: 'PUT', family, key, value: valueOf(), ttlMs: rand() < 0.05 ? 1000 : 0 });
           }
+        }
+        // Half the batches name their keys in ascending order (the merge path of chunk-merge.ts),
+        // the rest in any order (the map path).
+        if (mods.length > 1 && mods[0].type !== 'REMOVE_RANGE' && rand() < 0.5) {
+          mods.sort((a, b) => Buffer.compare(a.key!, b.key!));
+          sortedBatches++;
         }
         try {
           const res = await engine.update({ segmentId: SEG, modifications: mods });
@@ -220,7 +227,7 @@ describe('SegmentEngine over chunked families', () => {
       }
       // A scan of the whole segment in pages, and the totals.
       let scanned = 0;
-      let after = Buffer.alloc(0);
+      let after: Uint8Array = Buffer.alloc(0);
       for (let guard = 0; guard < 10_000; guard++) {
         const page = await engine.scan({ segmentId: SEG, maxItems: 97, includeValues: false, after });
         for (const item of page.items) {
@@ -247,6 +254,7 @@ describe('SegmentEngine over chunked families', () => {
     // The families really were split into many chunks, and something was refused.
     expect(model.keys('a').length).toBeGreaterThan(MAX_CHUNK_ENTRIES);
     expect(conflicts).toBeGreaterThan(0);
+    expect(sortedBatches).toBeGreaterThan(100);
 
     await engine.close();
     engine = await SegmentEngine.open(location, { clock, expirySweepIntervalMs: 0 });
@@ -290,6 +298,52 @@ describe('SegmentEngine over chunked families', () => {
     }
     const page = await engine.iterate({ segmentId: SEG, family: 'Main_Page', maxItems: 10, includeValues: true });
     expect(page.items.map((i) => [i.key.toString(), i.value[0]])).toEqual([1, 2, 3, 4, 5].map((n) => [`rev-${String(n).padStart(6, '0')}`, n]));
+  });
+
+  it('checks the conditions of an ascending batch in order, and writes nothing when one fails', async () => {
+    const dir = tempDir('kvt-chunks-');
+    cleanup.push(dir.dispose);
+    const engine = await SegmentEngine.open(path.join(dir.path, 'db'), { expirySweepIntervalMs: 0 });
+    cleanup.push(() => engine.close());
+    await engine.createSegment(SEG);
+    const key = (n: number): Buffer => Buffer.from(`k${String(n).padStart(4, '0')}`);
+    // 250 entries: more than one chunk.
+    const first = await engine.update({ segmentId: SEG, modifications: Array.from({ length: 250 }, (_, i) => ({ family: 'f', key: key(i * 2), value: Buffer.alloc(60, i) })) });
+    const v10 = first.sequences[5];
+    const attempt = async (mods: ModificationInput[]) => engine.update({ segmentId: SEG, modifications: mods }).then(() => undefined, (err: { code: string; index: number }) => [err.code, err.index]);
+    // Failing: [1] INSERT of a stored key, [3] NOT_EXISTS of a stored key (in a later chunk); [0], [2] and [4] would pass.
+    expect(await attempt([
+      { family: 'f', key: key(1), value: Buffer.from('new') },
+      { family: 'f', key: key(10), type: 'INSERT', value: Buffer.from('x') },
+      { family: 'f', key: key(11), condition: { kind: 'NOT_EXISTS' }, value: Buffer.from('y') },
+      { family: 'f', key: key(400), condition: { kind: 'NOT_EXISTS' }, value: Buffer.from('z') },
+      { family: 'f', key: key(999), value: Buffer.from('w') },
+    ])).toEqual(['BAD_KEY_VERSION', 1]);
+    expect(await attempt([
+      { family: 'f', key: key(10), condition: { kind: 'VERSION', segmentId: SEG, sequence: v10 }, value: Buffer.from('ok') },
+      { family: 'f', key: key(11), type: 'REMOVE', condition: { kind: 'VERSION', segmentId: SEG, sequence: '1' } },
+    ])).toEqual(['NO_SUCH_KEY', 1]);
+    const got = await engine.get({ segmentId: SEG, keys: [1, 10, 400, 999].map((n) => ({ family: 'f', key: key(n) })) });
+    expect(got.entries.map((e) => e.found)).toEqual([false, true, true, false]);
+    expect(got.entries[1].sequence).toBe(v10);
+    // A passing ascending batch across chunks: removals, a conditional replace, inserts between and after.
+    const res = await engine.update({ segmentId: SEG, modifications: [
+      { family: 'f', key: key(0), type: 'REMOVE' },
+      { family: 'f', key: key(3), type: 'INSERT', value: Buffer.from('three') },
+      { family: 'f', key: key(10), condition: { kind: 'VERSION', segmentId: SEG, sequence: v10 }, value: Buffer.from('ten') },
+      { family: 'f', key: key(401), type: 'REMOVE' },
+      { family: 'f', key: key(498), type: 'REMOVE' },
+      { family: 'f', key: key(700), value: Buffer.from('end') },
+    ] });
+    expect(res.sequences.map((s) => s !== '')).toEqual([false, true, true, false, false, true]);
+    const page = await engine.iterate({ segmentId: SEG, family: 'f', maxItems: 1000, includeValues: true });
+    const want = new Map<string, string>(Array.from({ length: 250 }, (_, i) => [key(i * 2).toString(), Buffer.alloc(60, i).toString('hex')]));
+    want.delete(key(0).toString());
+    want.delete(key(498).toString());
+    want.set(key(3).toString(), Buffer.from('three').toString('hex'));
+    want.set(key(10).toString(), Buffer.from('ten').toString('hex'));
+    want.set(key(700).toString(), Buffer.from('end').toString('hex'));
+    expect(page.items.map((i) => [i.key.toString(), Buffer.from(i.value).toString('hex')])).toEqual([...want].sort((a, b) => (a[0] < b[0] ? -1 : 1)));
   });
 
   it('sweeps expired entries out of chunks, leaving live neighbours and newer writes alone', async () => {
