@@ -10,7 +10,7 @@
  * exactly those of the equivalent `Modification` objects (test/unit/client/update-encoder.test.ts).
  */
 import type { Modification } from '../../proto/messages';
-import { fieldSize, varintSize } from '../../proto/wire';
+import { fieldSize, varintSize, writeUtf8 } from '../../proto/wire';
 import type { Version } from '../version';
 
 const EMPTY: Buffer = Buffer.alloc(0);
@@ -50,8 +50,8 @@ function stringField(tag: number, text: string): Buffer {
   if (!text) return EMPTY;
   const length = Buffer.byteLength(text, 'utf8');
   const out = Buffer.allocUnsafe(fieldSize(length));
-  const at = writeVarint(out, writeByte(out, 0, tag), length);
-  out.write(text, at, length, 'utf8');
+  // Ids, sequences, ttls and most families are short ASCII: writeUtf8 copies those without a native call.
+  writeUtf8(out, writeVarint(out, writeByte(out, 0, tag), length), text, length);
   return out;
 }
 

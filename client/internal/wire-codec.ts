@@ -15,7 +15,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { kvtPackage } from '../../proto/load';
 import type { Entry, ExecuteRequest, ExecuteResponse, ExecuteStreamResponse, GetRequest, IterateRequest, Modification, SubRequest, SubResponse, UpdateRequest } from '../../proto/messages';
-import { fieldSize, varintSize } from '../../proto/wire';
+import { fieldSize, varintSize, writeUtf8 } from '../../proto/wire';
 import { EncodedModifications, MODIFICATION_TYPES } from './update-encoder';
 
 const EMPTY: Buffer = Buffer.alloc(0);
@@ -277,7 +277,7 @@ class Writer {
   string(tag: number, s: string | undefined, len: number): void {
     if (!len) return;
     this.tagLen(tag, len);
-    this.pos += this.buf.write(s!, this.pos, len, 'utf8');
+    this.pos = writeUtf8(this.buf, this.pos, s!, len);
   }
 
   enumField(tag: number, n: number): void {
@@ -391,27 +391,56 @@ function writeSubRequest(w: Writer, s: SubRequest | ClientSubRequest, sizes: Sub
   }
 }
 
-/** Encodes an `ExecuteRequest` (sub-requests hold an update or a get; default values are left out). */
-export function encodeExecuteRequest(req: ExecuteRequest | ClientExecuteRequest): Buffer {
+/** An `ExecuteRequest` sized: its sub-requests, their sizes and its encoded length. */
+interface SizedRequest {
+  subs: (SubRequest | ClientSubRequest)[];
+  sizes: SubSizes[];
+  length: number;
+}
+
+function sizeExecuteRequest(req: ExecuteRequest | ClientExecuteRequest): SizedRequest {
   const subs: (SubRequest | ClientSubRequest)[] = req.requests ?? [];
   const sizes = subs.map(subRequestSizes);
-  let total = 0;
-  for (let i = 0; i < subs.length; i++) total += fieldSize(subs[i].update ?? subs[i].get ? fieldSize(sizes[i].member) : 0);
-  const w = new Writer(Buffer.allocUnsafe(total));
-  for (let i = 0; i < subs.length; i++) writeSubRequest(w, subs[i], sizes[i]);
+  let length = 0;
+  for (let i = 0; i < subs.length; i++) length += fieldSize(subs[i].update ?? subs[i].get ? fieldSize(sizes[i].member) : 0);
+  return { subs, sizes, length };
+}
+
+function writeExecuteRequest(w: Writer, req: SizedRequest): void {
+  for (let i = 0; i < req.subs.length; i++) writeSubRequest(w, req.subs[i], req.sizes[i]);
+}
+
+/** Encodes an `ExecuteRequest` (sub-requests hold an update or a get; default values are left out). */
+export function encodeExecuteRequest(req: ExecuteRequest | ClientExecuteRequest): Buffer {
+  const sized = sizeExecuteRequest(req);
+  const w = new Writer(Buffer.allocUnsafe(sized.length));
+  writeExecuteRequest(w, sized);
   return w.buf;
 }
 
 /** An `ExecuteStreamRequest` as the client sends it: an Execute or an Iterate. */
 export type ClientExecuteStreamRequest = { id: number; request: ExecuteRequest | ClientExecuteRequest; iterate?: undefined } | { id: number; iterate: IterateRequest; request?: undefined };
 
-/** Encodes an `ExecuteStreamRequest`: the id, then the request (or the IterateRequest, by the loader's encoder). */
+/**
+ * Encodes an `ExecuteStreamRequest`: the id, then the request (or the IterateRequest, by the loader's
+ * encoder). The request is written in place, not encoded apart and copied: a coalesced call carries
+ * whole batches, and a copy of them per message showed in W4's client profile.
+ */
 export function encodeExecuteStreamRequest(msg: ClientExecuteStreamRequest): Buffer {
-  const inner = msg.request ? encodeExecuteRequest(msg.request) : (kvtPackage().SegmentStore.service.Iterate.requestSerialize(msg.iterate) as Buffer);
   const id = msg.id >>> 0;
-  const w = new Writer(Buffer.allocUnsafe((id ? 1 + varintSize(id) : 0) + fieldSize(inner.length)));
+  const head = id ? 1 + varintSize(id) : 0;
+  if (msg.request) {
+    const sized = sizeExecuteRequest(msg.request);
+    const w = new Writer(Buffer.allocUnsafe(head + fieldSize(sized.length)));
+    w.enumField((1 << 3) | 0, id);
+    w.tagLen((2 << 3) | 2, sized.length);
+    writeExecuteRequest(w, sized);
+    return w.buf;
+  }
+  const inner = kvtPackage().SegmentStore.service.Iterate.requestSerialize(msg.iterate) as Buffer;
+  const w = new Writer(Buffer.allocUnsafe(head + fieldSize(inner.length)));
   w.enumField((1 << 3) | 0, id);
-  w.tagLen(msg.request ? (2 << 3) | 2 : (3 << 3) | 2, inner.length);
+  w.tagLen((3 << 3) | 2, inner.length);
   w.buf.set(inner, w.pos);
   return w.buf;
 }

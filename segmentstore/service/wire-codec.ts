@@ -14,7 +14,7 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { ExecuteResponse, ExecuteStreamResponse, IterateResponse } from '../../proto/messages';
 import { segmentStoreService } from '../../proto/load';
-import { fieldSize, Reader, varintSize } from '../../proto/wire';
+import { fieldSize, Reader, varintSize, writeUtf8 } from '../../proto/wire';
 
 const EMPTY: Buffer = Buffer.alloc(0);
 const MODIFICATION_TYPES = ['PUT', 'INSERT', 'REMOVE', 'REMOVE_RANGE'] as const;
@@ -25,20 +25,68 @@ function enumName<T extends string>(names: readonly T[], n: number): T | number 
   return n >= 0 && n < names.length ? names[n] : n;
 }
 
-function decodeCondition(r: Reader): Record<string, unknown> {
+/** Strings of at most this many bytes are compared by a JS loop (cheaper than a native call); longer ones by `Buffer.compare`. */
+const SHORT_COMPARE = 32;
+
+/**
+ * The last value of one string field within one decoded message, reused while its bytes repeat.
+ *
+ * Why: the modifications of a batch share one key family (and nearly always one ttl), and W4's
+ * profile showed UTF-8 decoding the same family for each of a batch's 100 modifications; comparing a
+ * few bytes in JS costs a fraction of a native decode. Positions refer to the buffer of the one
+ * message being decoded, so an instance must not outlive that decode.
+ */
+class RepeatedString {
+  private start = 0;
+  private end = 0;
+  private text = '';
+
+  read(r: Reader): string {
+    const end = r.field();
+    const start = r.pos;
+    r.pos = end;
+    const len = end - start;
+    if (len === 0) return '';
+    if (len === this.end - this.start && sameBytes(r.buf, start, this.start, len)) return this.text;
+    this.start = start;
+    this.end = end;
+    this.text = r.buf.toString('utf8', start, end);
+    return this.text;
+  }
+}
+
+function sameBytes(buf: Buffer, a: number, b: number, len: number): boolean {
+  if (len > SHORT_COMPARE) return buf.compare(buf, a, a + len, b, b + len) === 0;
+  for (let i = 0; i < len; i++) if (buf[a + i] !== buf[b + i]) return false;
+  return true;
+}
+
+/** The repeated string fields of one message's modifications and key refs. */
+interface Strings {
+  family: RepeatedString;
+  ttlMs: RepeatedString;
+  /** Of conditions: those of one batch name one segment. */
+  segmentId: RepeatedString;
+}
+
+/** The Condition field whose length prefix `r` is at. */
+function decodeCondition(r: Reader, strings: Strings): Record<string, unknown> {
   const c = { kind: 'NONE' as string | number, segmentId: '', sequence: '' };
+  const outer = r.enter();
   while (r.more()) {
     const tag = r.varint();
     const field = tag >>> 3;
     if (field === 1 && (tag & 7) === 0) c.kind = enumName(CONDITION_KINDS, r.varint());
-    else if (field === 2 && (tag & 7) === 2) c.segmentId = r.string();
+    else if (field === 2 && (tag & 7) === 2) c.segmentId = strings.segmentId.read(r);
     else if (field === 3 && (tag & 7) === 2) c.sequence = r.string();
     else r.skip(tag & 7);
   }
+  r.leave(outer);
   return c;
 }
 
-function decodeModification(r: Reader): Record<string, unknown> {
+/** A Modification, read by `r` narrowed to it (see Reader.enter). */
+function decodeModification(r: Reader, strings: Strings): Record<string, unknown> {
   const m = {
     type: 'PUT' as string | number, family: '', key: EMPTY, value: EMPTY, condition: null as Record<string, unknown> | null,
     ttlMs: '', rangeFrom: EMPTY, rangeTo: EMPTY, rangePrefix: EMPTY,
@@ -49,11 +97,11 @@ function decodeModification(r: Reader): Record<string, unknown> {
     const wt = tag & 7;
     if (field === 1 && wt === 0) m.type = enumName(MODIFICATION_TYPES, r.varint());
     else if (wt !== 2 || field < 2 || field > 9) r.skip(wt);
-    else if (field === 2) m.family = r.string();
+    else if (field === 2) m.family = strings.family.read(r);
     else if (field === 3) m.key = r.bytes();
     else if (field === 4) m.value = r.bytes();
-    else if (field === 5) m.condition = decodeCondition(r.sub());
-    else if (field === 6) m.ttlMs = r.string();
+    else if (field === 5) m.condition = decodeCondition(r, strings);
+    else if (field === 6) m.ttlMs = strings.ttlMs.read(r);
     else if (field === 7) m.rangeFrom = r.bytes();
     else if (field === 8) m.rangeTo = r.bytes();
     else m.rangePrefix = r.bytes();
@@ -62,35 +110,41 @@ function decodeModification(r: Reader): Record<string, unknown> {
 }
 
 /** UpdateRequest (repeated field 2 of Modification) or GetRequest (repeated field 2 of KeyRef). */
-function decodeSegmentRequest(r: Reader, item: (r: Reader) => Record<string, unknown>, listName: 'modifications' | 'keys'): Record<string, unknown> {
+function decodeSegmentRequest(
+  r: Reader, item: (r: Reader, strings: Strings) => Record<string, unknown>, listName: 'modifications' | 'keys', strings: Strings,
+): Record<string, unknown> {
   const list: Record<string, unknown>[] = [];
   let segmentId = '';
   while (r.more()) {
     const tag = r.varint();
     if (tag === ((1 << 3) | 2)) segmentId = r.string();
-    else if (tag === ((2 << 3) | 2)) list.push(item(r.sub()));
-    else r.skip(tag & 7);
+    else if (tag === ((2 << 3) | 2)) {
+      const outer = r.enter();
+      list.push(item(r, strings));
+      r.leave(outer);
+    } else r.skip(tag & 7);
   }
   return { [listName]: list, segmentId };
 }
 
-function decodeKeyRef(r: Reader): Record<string, unknown> {
+/** A KeyRef, read by `r` narrowed to it. */
+function decodeKeyRef(r: Reader, strings: Strings): Record<string, unknown> {
   const k = { family: '', key: EMPTY };
   while (r.more()) {
     const tag = r.varint();
-    if (tag === ((1 << 3) | 2)) k.family = r.string();
+    if (tag === ((1 << 3) | 2)) k.family = strings.family.read(r);
     else if (tag === ((2 << 3) | 2)) k.key = r.bytes();
     else r.skip(tag & 7);
   }
   return k;
 }
 
-function decodeSubRequest(r: Reader): Record<string, unknown> {
+function decodeSubRequest(r: Reader, strings: Strings): Record<string, unknown> {
   const s: Record<string, unknown> = {};
   while (r.more()) {
     const tag = r.varint();
-    if (tag === ((1 << 3) | 2)) s.update = decodeSegmentRequest(r.sub(), decodeModification, 'modifications');
-    else if (tag === ((2 << 3) | 2)) s.get = decodeSegmentRequest(r.sub(), decodeKeyRef, 'keys');
+    if (tag === ((1 << 3) | 2)) s.update = decodeSegmentRequest(r.sub(), decodeModification, 'modifications', strings);
+    else if (tag === ((2 << 3) | 2)) s.get = decodeSegmentRequest(r.sub(), decodeKeyRef, 'keys', strings);
     else r.skip(tag & 7);
   }
   // The loader names the set member of the oneof; with both on the wire, the later field wins.
@@ -103,9 +157,10 @@ function decodeSubRequest(r: Reader): Record<string, unknown> {
 export function decodeExecuteRequest(buf: Buffer): { requests: Record<string, unknown>[] } {
   const r = new Reader(buf, 0, buf.length);
   const requests: Record<string, unknown>[] = [];
+  const strings: Strings = { family: new RepeatedString(), ttlMs: new RepeatedString(), segmentId: new RepeatedString() };
   while (r.more()) {
     const tag = r.varint();
-    if (tag === ((1 << 3) | 2)) requests.push(decodeSubRequest(r.sub()));
+    if (tag === ((1 << 3) | 2)) requests.push(decodeSubRequest(r.sub(), strings));
     else r.skip(tag & 7);
   }
   return { requests };
@@ -144,10 +199,39 @@ class Writer {
     this.pos += b.length;
   }
 
+  /** A string field; `len` is its UTF-8 length (short ASCII ones, like sequences, are copied in JS: writeUtf8). */
   string(tag: number, s: string, len: number): void {
     this.buf[this.pos++] = tag;
     this.varint(len);
-    this.pos += this.buf.write(s, this.pos, len, 'utf8');
+    this.pos = writeUtf8(this.buf, this.pos, s, len);
+  }
+
+  /**
+   * A string field whose UTF-8 length is found while copying it: a short ASCII string (a sequence) is
+   * copied by a JS loop and its one-byte length set, with no native call at all; anything else goes
+   * through {@link Writer.string}. Only for a buffer sized with the string's UTF-8 length (the ASCII
+   * prefix copied before a non-ASCII character never reaches past it, and is then overwritten).
+   */
+  shortString(tag: number, s: string): void {
+    const n = s.length;
+    // Up to 32 UTF-16 units are at most 96 UTF-8 bytes: a one-byte length either way.
+    if (n <= 32) {
+      const buf = this.buf;
+      const at = this.pos + 2;
+      let i = 0;
+      while (i < n) {
+        const c = s.charCodeAt(i);
+        if (c >= 0x80) break;
+        buf[at + i++] = c;
+      }
+      if (i === n) {
+        buf[this.pos] = tag;
+        buf[this.pos + 1] = n;
+        this.pos = at + n;
+        return;
+      }
+    }
+    this.string(tag, s, Buffer.byteLength(s));
   }
 }
 
@@ -222,7 +306,7 @@ function writeSubResponse(w: Writer, s: SubResponseLike, member: number): void {
   w.varint(member);
   if (s.error) writeError(w, s.error);
   else if (s.get) for (const e of s.get.entries ?? []) writeEntry(w, (1 << 3) | 2, e, e.sequence ? Buffer.byteLength(e.sequence) : 0);
-  else for (const seq of s.update!.sequences ?? []) w.string((1 << 3) | 2, seq, Buffer.byteLength(seq));
+  else for (const seq of s.update!.sequences ?? []) w.shortString((1 << 3) | 2, seq);
 }
 
 /** Encodes an `ExecuteResponse` (responses: repeated SubResponse = 1). */

@@ -21,7 +21,7 @@ function wireModification(type: Modification['type'], family: string, key: Uint8
 describe('UpdateEncoder', () => {
   it('encodes exactly the bytes of the equivalent Modification objects', () => {
     const rand = rng(11);
-    const families = ['', 'f', 'é-ü', 'x'.repeat(200)];
+    const families = ['', 'f', 'bf-3-12', 'é-ü', 'y'.repeat(32), 'x'.repeat(200)];
     const versions = [undefined, Version.NO_VERSION, Version.NOT_EXISTS, Version.of('7', '123'), Version.of('18446744073709551615', '9007199254740993')];
     const ttls = ['0', '0', '1', '86400000', '123456789012'];
     for (let round = 0; round < 200; round++) {

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { decodeExecuteResponse, decodeExecuteStreamResponse, decodeIteratePage, encodeExecuteRequest, encodeExecuteStreamRequest, PageItemBuilder } from '../../../client/internal/wire-codec';
 import { kvtPackage } from '../../../proto/load';
 import type { Entry, ExecuteRequest, IterateResponse } from '../../../proto/messages';
-import { randomEntry, randomSubRequest, randomSubResponse, rng } from '../../harness/random-messages';
+import { MODIFICATION_TYPES, UpdateEncoder } from '../../../client/internal/update-encoder';
+import { bytes, randomEntry, randomSubRequest, randomSubResponse, rng } from '../../harness/random-messages';
 
 const service = kvtPackage().SegmentStore.service;
 
@@ -10,7 +11,7 @@ const service = kvtPackage().SegmentStore.service;
 const asEntry: PageItemBuilder<Entry> = (b, ks, ke, vs, ve, sequence) => ({ found: true, key: Buffer.from(b.subarray(ks, ke)), value: Buffer.from(b.subarray(vs, ve)), sequence });
 
 /** What the loader makes of an IterateResponse, in decodeIteratePage's terms. */
-function loaderPage(wire: Buffer): { items: Entry[]; done: boolean; lastKey: Buffer | undefined; bytes: number } {
+function loaderPage(wire: Buffer): { items: Entry[]; done: boolean; lastKey: Uint8Array | undefined; bytes: number } {
   const res = service.Iterate.responseDeserialize(wire) as IterateResponse;
   // Iterate entries are found by definition: the page builder does not read the flag.
   const items = res.items.map((e) => ({ ...e, found: true }));
@@ -90,5 +91,31 @@ describe('client wire codecs', () => {
       const loader = service.ExecuteStream.responseDeserialize(wire) as { iterate: unknown };
       expect({ ...ours, iterate: ours.iterate && service.Iterate.responseDeserialize(ours.iterate) }).toStrictEqual(loader);
     }
+  });
+
+  it('writes the request of an ExecuteStreamRequest in place: exactly the bytes of the ExecuteRequest, batches already encoded included', () => {
+    const rand = rng(29);
+    for (let i = 0; i < 100; i++) {
+      const batches = Array.from({ length: 1 + Math.floor(rand() * 4) }, (_, b) => {
+        const family = ['bf-3-12', '', 'é-ü', 'f'.repeat(40)][b % 4];
+        const encoder = new UpdateEncoder(family, 20);
+        const objects = Array.from({ length: 1 + Math.floor(rand() * 20) }, (_, k) => ({ type: 'PUT' as const, family, key: Buffer.from(`k${k}`), value: bytes(rand, 150), ttlMs: '0' }));
+        for (const m of objects) encoder.add(MODIFICATION_TYPES.PUT, m.key, m.value, undefined, m.ttlMs);
+        return { segmentId: String(40 + b), encoded: encoder.finish(), objects };
+      });
+      const request = { requests: batches.map((b) => ({ update: { segmentId: b.segmentId, modifications: b.encoded } })) };
+      const plain = { requests: batches.map((b) => ({ update: { segmentId: b.segmentId, modifications: b.objects } })) } as unknown as ExecuteRequest;
+      const id = i % 5 === 0 ? 0 : Math.floor(rand() * 2 ** 32);
+      const ours = encodeExecuteStreamRequest({ id, request });
+      const inner = encodeExecuteRequest(request);
+      expect(ours.subarray(ours.length - inner.length).equals(inner)).toBe(true);
+      expect(service.ExecuteStream.requestDeserialize(ours)).toStrictEqual(service.ExecuteStream.requestDeserialize(service.ExecuteStream.requestSerialize({ id, request: plain })));
+    }
+  });
+
+  it('encodes ASCII, non-ASCII and long segment ids and families to exactly the bytes of the loader', () => {
+    const strings = ['7', '18446744073709551615', 'bf-3-12', 'x'.repeat(32), 'x'.repeat(33), 'é-ü', '𝄞x', '１２', 'y'.repeat(300)];
+    const req = { requests: strings.map((segmentId, i) => ({ get: { segmentId, keys: strings.map((family) => ({ family, key: Buffer.from([i]) })) } })) };
+    expect(encodeExecuteRequest(req).equals(service.Execute.requestSerialize(req))).toBe(true);
   });
 });

@@ -76,4 +76,57 @@ describe('segment store wire codecs', () => {
       if (kind === 2) expect(loaderDecode('ExecuteStream', encodeExecuteStreamResponse({ ...msg, iterate: encodeIterateResponse(page) }))).toStrictEqual(expected);
     }
   });
+
+  it('decodes batches whose modifications repeat or change their family, ttl and condition segment exactly like the loader', () => {
+    const batches: string[][] = [
+      Array.from({ length: 100 }, () => 'bf-3-12'),
+      Array.from({ length: 20 }, (_, i) => (i % 2 ? 'bf-3-12' : 'bf-3-13')), // same length, one byte apart
+      ['a', 'ab', 'a', '', 'a', '', ''],
+      ['é-ü', 'é-ü', 'e-ü', 'é-ü', '𝄞x', '𝄞x', '１２', '12'],
+      Array.from({ length: 6 }, (_, i) => 'f'.repeat(40) + (i < 3 ? 'x' : 'y')), // compared natively (long)
+      Array.from({ length: 4 }, (_, i) => 'g'.repeat(2048 - (i % 2))),
+    ];
+    for (const families of batches) {
+      const modifications = families.map((family, i) => ({
+        family, key: Buffer.from(`k${i}`), value: Buffer.alloc(i % 3, i), ttlMs: i % 4 === 3 ? '60000' : '0',
+        ...(i % 5 === 4 ? { condition: { kind: 'VERSION', segmentId: i % 10 === 4 ? '7' : '17', sequence: String(i) } } : {}),
+      }));
+      const keys = families.map((family, i) => ({ family, key: Buffer.from([i]) }));
+      const req = { requests: [{ update: { segmentId: '7', modifications } }, { get: { segmentId: '7', keys } }, { update: { segmentId: '8', modifications: modifications.slice().reverse() } }] };
+      const wire = service.Execute.requestSerialize(req);
+      const decoded = decodeExecuteRequest(wire);
+      expect(decoded).toStrictEqual(service.Execute.requestDeserialize(wire));
+      expect((decoded.requests[0].update as { modifications: { family: string }[] }).modifications.map((m) => m.family)).toEqual(families);
+    }
+  });
+
+  it('decodes repeated family bytes that are not valid UTF-8 exactly like the loader', () => {
+    // Two modifications, each: family = ff fe 61 (invalid UTF-8), key "k".
+    const modification = Buffer.from([0x12, 0x08, 0x12, 0x03, 0xff, 0xfe, 0x61, 0x1a, 0x01, 0x6b]);
+    const update = Buffer.concat([Buffer.from([0x0a, 0x01, 0x37]), modification, modification]);
+    const wire = Buffer.concat([Buffer.from([0x0a, update.length + 2, 0x0a, update.length]), update]);
+    const decoded = decodeExecuteRequest(wire);
+    expect(decoded).toStrictEqual(service.Execute.requestDeserialize(wire));
+    expect((decoded.requests[0].update as { modifications: unknown[] }).modifications).toHaveLength(2);
+  });
+
+  it('skips unknown fields inside modifications and conditions, and rejects a field running past its modification', () => {
+    // Modification: field 15 (varint 1), family "f", condition { field 14 (bytes "x"), kind VERSION, segment "3" }, key "k".
+    const modification = Buffer.from([0x78, 0x01, 0x12, 0x01, 0x66, 0x2a, 0x08, 0x72, 0x01, 0x78, 0x08, 0x02, 0x12, 0x01, 0x33, 0x1a, 0x01, 0x6b]);
+    const update = Buffer.concat([Buffer.from([0x12, modification.length]), modification, Buffer.from([0x12, modification.length]), modification]);
+    const wire = Buffer.concat([Buffer.from([0x0a, update.length + 2, 0x0a, update.length]), update]);
+    expect(decodeExecuteRequest(wire)).toStrictEqual(service.Execute.requestDeserialize(wire));
+    // The first modification claims one byte fewer: its key's length now runs past it (but not past the message).
+    const short = Buffer.from(wire);
+    short[5] = modification.length - 1;
+    expect(() => decodeExecuteRequest(short)).toThrow(/truncated/);
+  });
+
+  it('encodes update sequences to exactly the bytes of the loader: decimals, empty, long and non-ASCII ones', () => {
+    const sequences = ['1', '', '123456', '18446744073709551615', '9'.repeat(32), '9'.repeat(33), 'é', '12é', '１２', '𝄞'.repeat(16), 'x'.repeat(200)];
+    const res = { responses: [{ update: { sequences } }, { update: { sequences: sequences.slice().reverse() } }] } as unknown as ExecuteResponse;
+    expect(encodeExecuteResponse(res).equals(service.Execute.responseSerialize(res))).toBe(true);
+    const msg = { id: 9, response: res, error: null, iterate: null };
+    expect(encodeExecuteStreamResponse(msg).equals(service.ExecuteStream.responseSerialize(msg))).toBe(true);
+  });
 });

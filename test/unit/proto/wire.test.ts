@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { Reader, writeUtf8 } from '../../../proto/wire';
+
+/** Strings of every kind writeUtf8 must write exactly as `Buffer.write` does. */
+const STRINGS = [
+  '', '0', '7', '123456', '18446744073709551615', 'bf-3-12', 'x'.repeat(32), 'x'.repeat(33), 'y'.repeat(300),
+  'é', 'é-ü', '𝄞x', '１２', '\u007f', '\u0080', '\uD800', 'a\uDC00b', '0123456789012345678901234567890é',
+];
+
+describe('writeUtf8', () => {
+  it('writes exactly the bytes of Buffer.write, for ASCII, non-ASCII, long strings and lone surrogates', () => {
+    for (const s of STRINGS) {
+      const len = Buffer.byteLength(s);
+      const ours = Buffer.alloc(len + 4, 0xaa);
+      const theirs = Buffer.alloc(len + 4, 0xaa);
+      expect(writeUtf8(ours, 2, s, len)).toBe(2 + len);
+      theirs.write(s, 2, len, 'utf8');
+      expect(ours.equals(theirs), JSON.stringify(s)).toBe(true);
+    }
+  });
+});
+
+describe('Reader', () => {
+  /** Field 1: a nested message holding field 1 (bytes "ab") and field 2 (varint 5); then field 2: string "zz". */
+  const message = Buffer.from([0x0a, 0x06, 0x0a, 0x02, 0x61, 0x62, 0x10, 0x05, 0x12, 0x02, 0x7a, 0x7a]);
+
+  it('reads a nested message in place between enter and leave, then goes on with the outer one', () => {
+    const r = new Reader(message, 0, message.length);
+    expect(r.varint()).toBe(0x0a);
+    const outer = r.enter();
+    expect([r.varint(), r.bytes()]).toEqual([0x0a, Buffer.from('ab')]);
+    expect([r.varint(), r.varint(), r.more()]).toEqual([0x10, 5, false]);
+    r.leave(outer);
+    expect([r.varint(), r.string(), r.more()]).toEqual([0x12, 'zz', false]);
+  });
+
+  it('hands out bytes as Buffers viewing the message and empty fields as empty values', () => {
+    // The message sits inside a larger buffer, as a gRPC message does.
+    const buf = Buffer.from([7, 7, 0x0a, 0x00, 0x12, 0x00, 0x1a, 0x03, 1, 2, 3, 7]).subarray(2, 11);
+    const r = new Reader(buf, 0, buf.length);
+    r.varint();
+    expect(r.bytes()).toStrictEqual(Buffer.alloc(0));
+    r.varint();
+    expect(r.string()).toBe('');
+    r.varint();
+    const view = r.bytes();
+    expect(Buffer.isBuffer(view)).toBe(true);
+    expect(view).toStrictEqual(Buffer.from([1, 2, 3]));
+    buf[6] = 9;
+    expect(view[0]).toBe(9);
+  });
+
+  it('rejects a field longer than what is left of the message or of the nested message it is in', () => {
+    const truncated = Buffer.from([0x0a, 0x05, 0x61, 0x62]);
+    for (const read of [(r: Reader) => r.bytes(), (r: Reader) => r.string(), (r: Reader) => r.enter(), (r: Reader) => r.sub(), (r: Reader) => r.skip(2)]) {
+      const r = new Reader(truncated, 0, truncated.length);
+      r.varint();
+      expect(() => read(r)).toThrow('truncated field');
+    }
+    // The nested message is 2 bytes long, but its field claims 3: beyond the nested message, within the outer one.
+    const overrun = Buffer.from([0x0a, 0x02, 0x0a, 0x03, 0x61, 0x62, 0x63]);
+    const r = new Reader(overrun, 0, overrun.length);
+    r.varint();
+    r.enter();
+    r.varint();
+    expect(() => r.bytes()).toThrow('truncated field');
+    const varint = Buffer.from([0x0a, 0x01, 0x80]);
+    const v = new Reader(varint, 0, varint.length);
+    v.varint();
+    v.enter();
+    expect(() => v.varint()).toThrow('truncated varint');
+  });
+});
