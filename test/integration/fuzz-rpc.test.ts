@@ -223,7 +223,7 @@ describe('RPC fuzzing', () => {
             const bytes = fuzzCase(stream.encode(seed), random);
             let decoded: Record<string, unknown> | undefined;
             try {
-              decoded = decodeExecuteStreamRequest(bytes);
+              decoded = { ...decodeExecuteStreamRequest(bytes) };
             } catch {
               decoded = undefined;
             }
