@@ -52,9 +52,17 @@ export class SegmentStoreServer {
   /** The stable store id (from `<dataDir>/STORE_ID`). */
   storeId = '';
   readonly log: Logger;
+  /**
+   * Resolves with the error when a storage write fails (see SegmentEngineOptions.onStorageFailure);
+   * never resolves otherwise. The store then answers every call UNAVAILABLE: the process should stop
+   * and be restarted, which `kvt segmentstore` does by exiting 1.
+   */
+  readonly fatal: Promise<Error>;
+  private onFatal!: (err: Error) => void;
 
   private constructor(readonly config: SegmentStoreConfig, private readonly options: SegmentStoreServerOptions) {
     this.log = options.log ?? jsonLogger('segmentstore', config.logLevel);
+    this.fatal = new Promise((resolve) => (this.onFatal = resolve));
   }
 
   /**
@@ -126,6 +134,10 @@ export class SegmentStoreServer {
         expirySweepIntervalMs: this.config.expirySweepIntervalMs,
         chunkCacheBytes: this.config.chunkCacheMb * 1024 * 1024,
         onBackgroundError: (err, task) => this.log.error('background task failed', { task, err }),
+        onStorageFailure: (err) => {
+          this.log.error('storage write failed: refusing every call; restart the segment store to recover', { err });
+          this.onFatal(err instanceof Error ? err : new Error(String(err)));
+        },
         ...this.options.engine,
       });
     } catch (err) {

@@ -6,11 +6,14 @@ import { quietIpServernameWarning } from './tls';
 /** Something started that can be stopped (idempotently). */
 export interface Stoppable {
   stop(): Promise<void>;
+  /** Resolves when the process can no longer serve (a failed storage write): it stops and exits 1. */
+  fatal?: Promise<Error>;
 }
 
 /**
  * Runs `start()`; on SIGINT/SIGTERM calls `stop()` once and exits 0. When start fails, prints one line
- * `kvt <command>: <reason>` on stderr and exits 1 (2 for bad usage). The signal handlers are installed
+ * `kvt <command>: <reason>` on stderr and exits 1 (2 for bad usage); so does a fatal failure later
+ * (`Stoppable.fatal`), after stopping. The signal handlers are installed
  * before `start()` runs, so a signal that arrives as soon as the process announces itself (or even
  * during start) still ends in a clean stop.
  */
@@ -21,11 +24,11 @@ export async function runProcess(command: string, start: () => Promise<Stoppable
   let running: Stoppable | undefined;
   let signalled = false;
   let stopping = false;
-  const stopNow = () => {
+  const stopNow = (code = 0) => {
     if (stopping || !running) return;
     stopping = true;
     running.stop().then(
-      () => process.exit(0),
+      () => process.exit(code),
       (err) => {
         process.stderr.write(`kvt ${command}: stop failed: ${(err as Error).message}\n`);
         process.exit(1);
@@ -45,4 +48,9 @@ export async function runProcess(command: string, start: () => Promise<Stoppable
     process.exit(err instanceof UsageError ? 2 : 1);
   }
   if (signalled) stopNow();
+  void running?.fatal?.then((err) => {
+    if (stopping) return;
+    process.stderr.write(`kvt ${command}: ${err.message}; stopping (restart to recover)\n`);
+    stopNow(1);
+  });
 }

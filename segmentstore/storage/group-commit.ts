@@ -3,6 +3,10 @@
  * is written with `sync: true`; callers are acknowledged only once that batch's fsync completed.
  * A failed flush rejects everything in it and everything queued behind it (those updates were staged
  * on top of its state), rolls their entries out of the overlay and tells the engine (`onFailure`).
+ * It is also the last write: the committer is fail-stop. Why: LevelDB stops itself only when the
+ * fsync fails; when appending the log record fails it carries on, with its log possibly ending in a
+ * torn record behind which recovery can drop later records — acknowledged ones. Only a restart
+ * (LevelDB recovers its log) makes writing safe again, as etcd does by exiting on a failed WAL write.
  */
 import type { ClassicLevel } from 'classic-level';
 import { Overlay, OverlayEntry } from './overlay';
@@ -81,8 +85,9 @@ export class GroupCommitter {
   readonly stats: GroupCommitStats = { flushes: 0, ops: 0 };
   /** Called with the overlay entries of every durable batch, before they leave the overlay. */
   onCommitted: (entries: readonly OverlayEntry[]) => void = () => undefined;
-  /** Called after a failed flush has rejected everything staged. */
-  onFailure: () => void = () => undefined;
+  /** Called once, after the failed flush has rejected everything staged. */
+  onFailure: (err: unknown) => void = () => undefined;
+  private failed: { err: unknown } | undefined;
 
   /**
    * @param maxFlushOps a batch holding this many operations takes no further updates (one update is
@@ -97,6 +102,11 @@ export class GroupCommitter {
     private readonly maxFlushOps = 128,
     private readonly maxHoldMs = DEFAULT_MAX_HOLD_MS,
   ) {}
+
+  /** The error of the failed write after which this committer writes nothing more; undefined before. */
+  get failure(): unknown {
+    return this.failed?.err;
+  }
 
   /** The batch being filled: stage one update's ops and overlay entries into it, then call {@link staged}. */
   batch(): CommitBatch {
@@ -161,6 +171,10 @@ export class GroupCommitter {
 
   private kick(force = false): void {
     if (this.flushing || this.queue.length === 0) return;
+    if (this.failed) {
+      void this.refuseQueued(this.failed.err);
+      return;
+    }
     if (this.holds > 0 && !force) {
       this.staged(); // held: flush when released, or after maxHoldMs at the latest
       return;
@@ -169,6 +183,16 @@ export class GroupCommitter {
     const chain = this.chain!;
     this.chain = undefined;
     this.flushing = this.flush(group, chain);
+  }
+
+  /** Rejects every queued batch with `err` (after a failed write), rolling it out of the overlay. */
+  private async refuseQueued(err: unknown): Promise<void> {
+    const queued = this.queue.splice(0, this.queue.length);
+    const chain = this.chain;
+    this.chain = undefined;
+    for (const batch of queued) this.overlay.rolledBack(batch.entries);
+    await chain?.close().catch(() => undefined);
+    for (const batch of queued) batch.reject(err);
   }
 
   /** Starts the next write if one is due: a full batch at once, a partial one after a turn for more updates. */
@@ -187,18 +211,16 @@ export class GroupCommitter {
       for (const batch of group) for (const add of batch.beforeWrite) add(batch);
       await chain.write({ sync: true });
     } catch (err) {
-      // Everything queued behind the failed write was checked against (and, for chunks, built on)
-      // its state: fail it too, so no later write can make a rejected one durable.
-      const queued = this.queue.splice(0, this.queue.length);
-      const queuedChain = this.chain;
-      this.chain = undefined;
-      for (const batch of [...group, ...queued]) this.overlay.rolledBack(batch.entries);
-      this.onFailure();
+      this.failed = { err };
+      for (const batch of group) this.overlay.rolledBack(batch.entries);
+      this.onFailure(err);
       // A chained batch closes itself on write, failed or not; close() covers one never written.
       // (This await also keeps `flushing` from being reset before kick() has assigned it.)
       await chain.close().catch(() => undefined);
-      await queuedChain?.close().catch(() => undefined);
-      for (const batch of [...group, ...queued]) batch.reject(err);
+      for (const batch of group) batch.reject(err);
+      // Everything queued behind the failed write was checked against (and, for chunks, built on) its
+      // state; nothing is written any more anyway.
+      await this.refuseQueued(err);
       this.flushing = undefined;
       this.next();
       return;

@@ -82,7 +82,12 @@ export class SegmentEngine {
     this.ctx = { db, overlay: this.overlay, committer: this.committer, clock: this.clock };
     this.families = new FamilyStore(this.ctx, options.chunkCacheBytes);
     this.committer.onCommitted = (entries) => this.families.committed(entries);
-    this.committer.onFailure = () => this.families.invalidate();
+    this.committer.onFailure = (err) => {
+      this.families.invalidate();
+      if (this.stateName !== 'open') return;
+      this.stateName = 'failed';
+      options.onStorageFailure?.(err);
+    };
     const onError = options.onBackgroundError ?? (() => undefined);
     this.sweeper = new ExpirySweeper(db, this.overlay, this.committer, this.clock, options.expirySweepBatchSize ?? 1000, (err) => onError(err, 'expiry sweep'), (segmentId, family, items) => this.expireInFamily(segmentId, family, items));
   }
@@ -142,7 +147,12 @@ export class SegmentEngine {
   }
 
   private assertOpen(): void {
-    if (this.stateName !== 'open') throw new KvtFault(ErrorCodes.UNAVAILABLE, `segment store is ${this.stateName}`);
+    if (this.stateName === 'open') return;
+    if (this.stateName === 'failed') {
+      const cause = this.committer.failure;
+      throw new KvtFault(ErrorCodes.UNAVAILABLE, `segment store storage failed (${cause instanceof Error ? cause.message : String(cause)}); restart it to recover`);
+    }
+    throw new KvtFault(ErrorCodes.UNAVAILABLE, `segment store is ${this.stateName}`);
   }
 
   private segment(segmentId: unknown): SegmentState {

@@ -48,9 +48,15 @@ export interface SegmentEngineOptions {
   maxHoldMs?: number;
   /** Bytes of recently written family chunks kept in memory (writes to them need no read). @default 64 MiB */
   chunkCacheBytes?: number;
+  /**
+   * Called once when a LevelDB write fails. The engine then refuses every call (UNAVAILABLE) until it
+   * is closed and opened again, which lets LevelDB recover its log (see group-commit.ts for why).
+   */
+  onStorageFailure?: (err: unknown) => void;
   /** Called when a background task fails (the engine itself logs nothing). */
   onBackgroundError?: (err: unknown, task: string) => void;
 }
 
 /** The engine's lifecycle. */
-export type EngineState = 'opening' | 'open' | 'closing' | 'closed';
+/** `failed`: a LevelDB write failed; the engine takes no more calls (close it and reopen to recover). */
+export type EngineState = 'opening' | 'open' | 'failed' | 'closing' | 'closed';

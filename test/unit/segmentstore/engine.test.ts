@@ -1,6 +1,7 @@
 /** The storage conformance suite against the in-process engine, plus engine-only behaviour. */
 import { afterEach, describe, expect, it } from 'vitest';
 import * as path from 'node:path';
+import { failNextChainedWrite } from '../../harness/leveldb-faults';
 import { tempDir } from '../../harness/process';
 import { execute } from '../../../segmentstore/service/segment-store-service';
 import { SegmentEngine, StorageLockedError } from '../../../segmentstore/storage/segment-engine';
@@ -48,6 +49,40 @@ describe('SegmentEngine', () => {
     await engine.close();
     expect(engine.state).toBe('closed');
     await expect(engine.get({ segmentId: '1', keys: [] })).rejects.toMatchObject({ code: 'UNAVAILABLE', message: 'segment store is closed' });
+  });
+
+  it('stops for good after a failed LevelDB write (fail-stop): later calls get UNAVAILABLE, a reopen recovers what was durable', async () => {
+    const dir = tempDir();
+    cleanup.push(dir.dispose);
+    const location = path.join(dir.path, 'db');
+    const failures: unknown[] = [];
+    const engine = await SegmentEngine.open(location, { expirySweepIntervalMs: 0, onStorageFailure: (err) => failures.push(err) });
+    await engine.createSegment('1');
+    const put = (k: string) => engine.update({ segmentId: '1', modifications: [{ family: 'f', key: Buffer.from(k), value: Buffer.from(`v-${k}`) }] });
+    const durable = await put('a');
+    {
+      using _fault = failNextChainedWrite('injected write failure');
+      // The caller of the failed write learns the cause (the outcome of a failed write is not known
+      // to be "not written", so it is not reported as UNAVAILABLE, which clients may retry blindly).
+      await expect(put('b')).rejects.toThrow('injected write failure');
+    }
+    expect(engine.state).toBe('failed');
+    expect(failures).toHaveLength(1);
+    expect((failures[0] as Error).message).toBe('injected write failure');
+    const refused = { code: 'UNAVAILABLE', message: expect.stringMatching(/^segment store storage failed \(injected write failure\); restart it to recover$/) };
+    await expect(put('c')).rejects.toMatchObject(refused);
+    await expect(engine.get({ segmentId: '1', keys: [{ family: 'f', key: Buffer.from('a') }] })).rejects.toMatchObject(refused);
+    await expect(engine.createSegment('2')).rejects.toMatchObject(refused);
+    await engine.close();
+    expect(engine.state).toBe('closed');
+    expect(failures).toHaveLength(1);
+
+    const reopened = await open(location);
+    const got = await reopened.get({ segmentId: '1', keys: ['a', 'b', 'c'].map((k) => ({ family: 'f', key: Buffer.from(k) })) });
+    expect(got.entries.map((e) => e.found)).toEqual([true, false, false]);
+    expect(got.entries[0].sequence).toBe(durable.sequences[0]);
+    const next = await reopened.update({ segmentId: '1', modifications: [{ family: 'f', key: Buffer.from('d'), value: Buffer.from('v') }] });
+    expect(BigInt(next.sequences[0])).toBeGreaterThan(BigInt(durable.sequences[0]));
   });
 
   it('keeps data and strictly increasing versions across a reopen, and refuses a second opener', async () => {
