@@ -36,11 +36,19 @@ export class ControllerServer {
   private parts: Partial<Parts> = {};
   private boundPort = 0;
   private stopPromise: Promise<void> | undefined;
+  /**
+   * Resolves with the error when a metadata write fails (the metadata store is fail-stop); never
+   * resolves otherwise. `kvt controller` then stops and exits 1, to be restarted.
+   */
+  readonly fatal: Promise<Error>;
+  private onFatal!: (err: Error) => void;
 
   constructor(
     readonly config: ControllerConfig,
     private readonly logger: Logger = silentLogger,
-  ) {}
+  ) {
+    this.fatal = new Promise((resolve) => (this.onFatal = resolve));
+  }
 
   /** Creates and starts a server. @throws as {@link ControllerServer.start} */
   static async start(config: ControllerConfig, logger: Logger = silentLogger): Promise<ControllerServer> {
@@ -81,6 +89,10 @@ export class ControllerServer {
     // TLS files are read first: a bad one fails the start before anything is opened.
     const tls = readTlsFiles({ certFile: c.tlsCert, keyFile: c.tlsKey, caFile: c.tlsCa });
     const meta = (this.parts.meta = await MetadataStore.open(c.dataDir));
+    meta.onFailure = (err) => {
+      this.logger.error('metadata write failed: refusing every change; restart the controller to recover', { err });
+      this.onFatal(err instanceof Error ? err : new Error(String(err)));
+    };
     // A restart is a change of routing as far as liveness goes: every store starts in its grace period.
     await meta.bumpGeneration();
     const registry = (this.parts.registry = new StoreRegistry(meta, c, this.logger));

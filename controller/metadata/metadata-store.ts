@@ -8,9 +8,14 @@
  * updated only after the batch is durable: a crash leaves either the old or the new state, never a mix.
  * Store heartbeat times are soft state: they are persisted only with a registration or an address
  * change, because liveness after a restart starts from a grace period anyway.
+ * A failed write is the last one (fail-stop, as in the segment store's group commit): LevelDB's log
+ * may then end in a torn record that hides later records from recovery, and the failed batch may or
+ * may not be on disk; only a restart (LevelDB recovers its log, the model is reloaded) is safe.
  */
 import * as fs from 'node:fs';
 import { ClassicLevel } from 'classic-level';
+import { ErrorCodes } from '../../proto/error-codes';
+import { KvtFault } from '../../proto/runtime/status';
 import { PartitionRecord, ScopeRecord, StoreRecord, TableRecord, tableKey } from './records';
 import { KeyedMutex } from './keyed-mutex';
 import { assertTransition, REMOVED, TableState } from './table-state';
@@ -56,6 +61,9 @@ export class MetadataStore {
   private generationValue = 0n;
   private readonly writes = new KeyedMutex();
   private closed = false;
+  private failed: { err: unknown } | undefined;
+  /** Called once, when a write fails; every later write is then refused with UNAVAILABLE. */
+  onFailure: (err: unknown) => void = () => undefined;
 
   private constructor(
     private readonly db: ClassicLevel<string, unknown>,
@@ -269,11 +277,29 @@ export class MetadataStore {
 
   private write<T>(work: () => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(new Error('the controller metadata store is closed'));
-    return this.writes.run('metadata', work);
+    return this.writes.run('metadata', () => {
+      this.assertWritable();
+      return work();
+    });
   }
 
-  private commit(ops: BatchOp[]): Promise<void> {
-    return this.db.batch(ops, { sync: true });
+  private assertWritable(): void {
+    if (!this.failed) return;
+    const cause = this.failed.err instanceof Error ? this.failed.err.message : String(this.failed.err);
+    throw new KvtFault(ErrorCodes.UNAVAILABLE, `controller metadata storage failed (${cause}); restart the controller to recover`);
+  }
+
+  private async commit(ops: BatchOp[]): Promise<void> {
+    this.assertWritable();
+    try {
+      await this.db.batch(ops, { sync: true });
+    } catch (err) {
+      if (!this.failed) {
+        this.failed = { err };
+        this.onFailure(err);
+      }
+      throw err;
+    }
   }
 }
 

@@ -2,8 +2,9 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../controller/config';
 import { ControllerServer } from '../../../controller/server';
+import { failNextArrayBatch } from '../../harness/leveldb-faults';
 import { tempDir } from '../../harness/process';
-import { controllerClient } from '../../integration/controller-helpers';
+import { controllerClient, failureOf } from '../../integration/controller-helpers';
 
 function config(dataDir: string) {
   return loadConfig(['--port', '0', '--data-dir', dataDir], {});
@@ -27,6 +28,28 @@ describe('ControllerServer', () => {
     expect(server.state).toBe('stopped');
     await server.stop();
     expect(server.state).toBe('stopped');
+  });
+
+  it('reports a failed metadata write as fatal and refuses later changes with UNAVAILABLE until it stops', async () => {
+    using dir = tempDir('kvt-ctl-server-');
+    const server = await ControllerServer.start(config(path.join(dir.path, 'c')));
+    const client = controllerClient(`127.0.0.1:${server.port}`);
+    try {
+      expect(await client.call('CreateScope', { scope: 'kept' })).toEqual({ created: true });
+      {
+        using _fault = failNextArrayBatch('injected write failure');
+        expect((await failureOf(client.call('CreateScope', { scope: 'lost' }))).message).toContain('injected write failure');
+      }
+      // What `kvt controller` waits on to log one line and exit 1.
+      await expect(server.fatal).resolves.toMatchObject({ message: 'injected write failure' });
+      expect(await failureOf(client.call('CreateScope', { scope: 'later' }))).toMatchObject({
+        kvtCode: 'UNAVAILABLE',
+        message: 'controller metadata storage failed (injected write failure); restart the controller to recover',
+      });
+    } finally {
+      client.close();
+    }
+    await server.stop();
   });
 
   it('fails to start on a data directory another server holds, and releases it on dispose', async () => {

@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DataDirInUseError, MetadataStore } from '../../../controller/metadata/metadata-store';
 import { IllegalTableStateTransitionError } from '../../../controller/metadata/table-state';
+import { failNextArrayBatch } from '../../harness/leveldb-faults';
 import { tempDir } from '../../harness/process';
 
 const dirs: Array<{ dispose(): void }> = [];
@@ -25,6 +26,29 @@ afterEach(async () => {
 });
 
 describe('MetadataStore', () => {
+  it('stops writing after a failed write (fail-stop): later writes are refused UNAVAILABLE, reads keep the durable state, a reopen recovers', async () => {
+    const dir = newDir();
+    const failures: unknown[] = [];
+    const a = await openStore(dir);
+    a.onFailure = (err) => failures.push(err);
+    expect(await a.createScope('kept', 1)).toBe(true);
+    {
+      using _fault = failNextArrayBatch('injected write failure');
+      await expect(a.createScope('lost', 2)).rejects.toThrow('injected write failure');
+    }
+    expect(failures.map((e) => (e as Error).message)).toEqual(['injected write failure']);
+    const refused = { code: 'UNAVAILABLE', message: 'controller metadata storage failed (injected write failure); restart the controller to recover' };
+    await expect(a.createScope('later', 3)).rejects.toMatchObject(refused);
+    await expect(a.bumpGeneration()).rejects.toMatchObject(refused);
+    expect(a.listScopes()).toEqual(['kept']);
+    await a.close();
+    expect(failures).toHaveLength(1);
+
+    const b = await openStore(dir);
+    expect(b.listScopes()).toEqual(['kept']);
+    expect(await b.createScope('later', 4)).toBe(true);
+  });
+
   it('keeps scopes, tables, stores, the counter and the generation across a reopen', async () => {
     const dir = newDir();
     const a = await openStore(dir);
