@@ -25,6 +25,8 @@ export class StoreRegistry {
   private sweepTimer: NodeJS.Timeout | undefined;
   private readonly clock: () => number;
   private readonly liveListeners: Array<(storeId: string) => void> = [];
+  /** The latest generation bump for a liveness change; settled once it is durable. */
+  private bumping: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly meta: MetadataStore,
@@ -98,17 +100,28 @@ export class StoreRegistry {
     }));
   }
 
-  /** Compares liveness with the last check; any change is logged and bumps the routing generation. */
+  /**
+   * Compares liveness with the last check; any change is logged and bumps the routing generation.
+   * Resolves once the generation reflects what this check saw: a change already being bumped for by
+   * a concurrent check is waited for, so a caller reading the generation next (GetRouting) never
+   * pairs new liveness with the old generation.
+   */
   async refreshLiveness(): Promise<void> {
     const live = new Set(this.liveStoreIds());
     const died = [...this.observedLive].filter((id) => !live.has(id));
     const revived = [...live].filter((id) => !this.observedLive.has(id));
-    if (died.length === 0 && revived.length === 0) return;
+    if (died.length === 0 && revived.length === 0) return this.bumping;
     // Updated before the await so concurrent checks do not report (and bump for) the same change twice.
     this.observedLive = live;
     for (const storeId of died) this.logger.warn('segment store is dead', { storeId, timeoutMs: this.options.storeTimeoutMs });
     for (const storeId of revived) this.logger.info('segment store is live', { storeId });
-    await this.meta.bumpGeneration();
+    // Metadata writes are serialized, so this bump settles after any earlier one.
+    const bump = this.meta.bumpGeneration();
+    this.bumping = bump.then(
+      () => undefined,
+      () => undefined,
+    );
+    await bump;
     for (const storeId of revived) for (const listener of this.liveListeners) listener(storeId);
   }
 

@@ -41,6 +41,19 @@ describe('StoreRegistry', () => {
     expect(BigInt(meta.generation)).toBeGreaterThan(g2);
   });
 
+  it('returns from a liveness check only once the generation of a change seen by a concurrent check is durable', async () => {
+    const { meta, registry, clock } = await setup();
+    await registry.register('s1', '127.0.0.1:1');
+    const g = BigInt(meta.generation);
+    clock.now += 501;
+    // The first check sees the death and starts the bump; the second sees no change against it, but
+    // must not return (GetRouting then reads the generation) before that bump is written.
+    const first = registry.refreshLiveness();
+    await registry.refreshLiveness();
+    expect(BigInt(meta.generation)).toBe(g + 1n);
+    await first;
+  });
+
   it('answers known=false to an unknown store and keeps a store that moves, with a new generation', async () => {
     const { meta, registry } = await setup();
     expect(await registry.heartbeat('ghost', '127.0.0.1:9')).toBe(false);
