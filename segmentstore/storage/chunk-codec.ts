@@ -26,8 +26,23 @@ export interface ChunkEntry {
   offset?: number;
 }
 
-/** Bytes of a chunk's entry header. */
+/**
+ * Bytes of a chunk's entry header: key length (u16), value length (u32), sequence (u64) and expiry
+ * (u64, ms; 0 = never), big-endian, then the key and the value.
+ */
 export const CHUNK_ENTRY_HEADER_BYTES = 22;
+const SEQUENCE_AT = 6;
+const EXPIRES_AT = 14;
+
+/** The sequence of the entry of `record` that starts at `at`. */
+export function entrySequence(record: Buffer, at: number): number {
+  return readU64(record, at + SEQUENCE_AT);
+}
+
+/** The expiry (ms since the epoch; 0 = never) of the entry of `record` that starts at `at`. */
+export function entryExpiresAt(record: Buffer, at: number): number {
+  return readU64(record, at + EXPIRES_AT);
+}
 /** A chunk is split once its entries would take more than this many bytes (an entry larger than this gets a chunk alone). */
 export const MAX_CHUNK_BYTES = 16 * 1024;
 /** A chunk is split once it would hold more entries than this. */
@@ -63,7 +78,7 @@ export function writeChunkEntry(out: Buffer, at: number, key: Uint8Array, value:
   out[at] = key.length >>> 8;
   out[at + 1] = key.length & 0xff;
   out.writeUInt32BE(value.length, at + 2);
-  writeValueHeader(out, at + 6, sequence, expiresAt);
+  writeValueHeader(out, at + SEQUENCE_AT, sequence, expiresAt);
   at += CHUNK_ENTRY_HEADER_BYTES;
   out.set(key, at);
   at += key.length;
@@ -97,8 +112,8 @@ export function decodeChunk(record: Buffer): ChunkEntry[] {
   for (let i = 0; i < count; i++) {
     const keyLen = (record[at] << 8) | record[at + 1];
     const valueLen = record.readUInt32BE(at + 2);
-    const sequence = readU64(record, at + 6);
-    const expiresAt = readU64(record, at + 14);
+    const sequence = entrySequence(record, at);
+    const expiresAt = entryExpiresAt(record, at);
     const offset = at;
     at += CHUNK_ENTRY_HEADER_BYTES;
     const key = record.subarray(at, at + keyLen);
@@ -124,7 +139,7 @@ export function walkChunk(record: Buffer, reverse: boolean, visit: EntryVisitor)
       const keyStart = at + CHUNK_ENTRY_HEADER_BYTES;
       const keyEnd = keyStart + ((record[at] << 8) | record[at + 1]);
       const valueEnd = keyEnd + record.readUInt32BE(at + 2);
-      if (!visit(keyStart, keyEnd, keyEnd, valueEnd, readU64(record, at + 6), readU64(record, at + 14))) return false;
+      if (!visit(keyStart, keyEnd, keyEnd, valueEnd, entrySequence(record, at), entryExpiresAt(record, at))) return false;
       at = valueEnd;
     }
     return true;
@@ -139,7 +154,7 @@ export function walkChunk(record: Buffer, reverse: boolean, visit: EntryVisitor)
     const o = offsets[i];
     const keyStart = o + CHUNK_ENTRY_HEADER_BYTES;
     const keyEnd = keyStart + ((record[o] << 8) | record[o + 1]);
-    if (!visit(keyStart, keyEnd, keyEnd, keyEnd + record.readUInt32BE(o + 2), readU64(record, o + 6), readU64(record, o + 14))) return false;
+    if (!visit(keyStart, keyEnd, keyEnd, keyEnd + record.readUInt32BE(o + 2), entrySequence(record, o), entryExpiresAt(record, o))) return false;
   }
   return true;
 }
@@ -156,7 +171,7 @@ export function lastLiveKey(record: Buffer, now: number): Buffer | null | undefi
   for (let i = 0; i < count; i++) {
     keyLen = (record[at] << 8) | record[at + 1];
     const valueLen = record.readUInt32BE(at + 2);
-    const expiresAt = readU64(record, at + 14);
+    const expiresAt = entryExpiresAt(record, at);
     if (expiresAt !== 0 && expiresAt <= now) return null;
     keyAt = at + CHUNK_ENTRY_HEADER_BYTES;
     at = keyAt + keyLen + valueLen;

@@ -6,8 +6,7 @@
  * strings and no map; entries kept as they are stay bytes and are copied in runs when the chunk is
  * written again. Batches in any other order go through `ChunkWork` in family-store.ts.
  */
-import { CHUNK_ENTRY_HEADER_BYTES, compareKeyAt, pieceStarts, storedEntryBytes, writeChunkEntry } from './chunk-codec';
-import { readU64 } from './key-codec';
+import { CHUNK_ENTRY_HEADER_BYTES, compareKeyAt, entryExpiresAt, entrySequence, pieceStarts, storedEntryBytes, writeChunkEntry } from './chunk-codec';
 import type { SegmentState } from './segment-state';
 import { checkCondition } from './update-stager';
 import type { CheckedModification } from './validation';
@@ -70,10 +69,10 @@ export class ChunkMerge {
         i++;
         continue;
       }
-      const expiresAt = readU64(r, at + 14);
+      const expiresAt = entryExpiresAt(r, at);
       const live = expiresAt === 0 || expiresAt > now;
       if (cmp === 0) {
-        merge.add(seg, i, live ? readU64(r, at + 6) : undefined);
+        merge.add(seg, i, live ? entrySequence(r, at) : undefined);
         // Replaced, removed, or (expired) dropped: the record changes in every case.
         merge.changed = true;
         i++;
