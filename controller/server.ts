@@ -8,6 +8,7 @@ import { controllerService } from '../proto/load';
 import { withAuth } from '../proto/runtime/auth';
 import { bindGrpcServer, newGrpcServer, shutdownGrpcServer } from '../proto/runtime/grpc-server';
 import { Logger, silentLogger } from '../proto/runtime/log';
+import { FatalSignal } from '../proto/runtime/main';
 import { outgoingCredentials, readTlsFiles, serverCredentials } from '../proto/runtime/tls';
 import type { ControllerConfig } from './config';
 import { MetadataStore } from './metadata/metadata-store';
@@ -36,18 +37,19 @@ export class ControllerServer {
   private parts: Partial<Parts> = {};
   private boundPort = 0;
   private stopPromise: Promise<void> | undefined;
-  /**
-   * Resolves with the error when a metadata write fails (the metadata store is fail-stop); never
-   * resolves otherwise. `kvt controller` then stops and exits 1, to be restarted.
-   */
-  readonly fatal: Promise<Error>;
-  private onFatal!: (err: Error) => void;
+  private readonly fatalSignal = new FatalSignal();
 
   constructor(
     readonly config: ControllerConfig,
     private readonly logger: Logger = silentLogger,
-  ) {
-    this.fatal = new Promise((resolve) => (this.onFatal = resolve));
+  ) {}
+
+  /**
+   * Resolves with the error when a metadata write fails (the metadata store is fail-stop); never
+   * resolves otherwise. `kvt controller` then stops and exits 1, to be restarted.
+   */
+  get fatal(): Promise<Error> {
+    return this.fatalSignal.promise;
   }
 
   /** Creates and starts a server. @throws as {@link ControllerServer.start} */
@@ -91,7 +93,7 @@ export class ControllerServer {
     const meta = (this.parts.meta = await MetadataStore.open(c.dataDir));
     meta.onFailure = (err) => {
       this.logger.error('metadata write failed: refusing every change; restart the controller to recover', { err });
-      this.onFatal(err instanceof Error ? err : new Error(String(err)));
+      this.fatalSignal.raise(err);
     };
     // A restart is a change of routing as far as liveness goes: every store starts in its grace period.
     await meta.bumpGeneration();

@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import type * as grpc from '@grpc/grpc-js';
 import { withAuth } from '../proto/runtime/auth';
 import { jsonLogger, Logger } from '../proto/runtime/log';
+import { FatalSignal } from '../proto/runtime/main';
 import { bindGrpcServer, newGrpcServer, shutdownGrpcServer } from '../proto/runtime/grpc-server';
 import { outgoingCredentials, readTlsFiles, serverCredentials, TlsMaterial } from '../proto/runtime/tls';
 import { defaultSegmentStoreConfig, SegmentStoreConfig } from './config';
@@ -52,17 +53,19 @@ export class SegmentStoreServer {
   /** The stable store id (from `<dataDir>/STORE_ID`). */
   storeId = '';
   readonly log: Logger;
+  private readonly fatalSignal = new FatalSignal();
+
+  private constructor(readonly config: SegmentStoreConfig, private readonly options: SegmentStoreServerOptions) {
+    this.log = options.log ?? jsonLogger('segmentstore', config.logLevel);
+  }
+
   /**
    * Resolves with the error when a storage write fails (see SegmentEngineOptions.onStorageFailure);
    * never resolves otherwise. The store then answers every call UNAVAILABLE: the process should stop
    * and be restarted, which `kvt segmentstore` does by exiting 1.
    */
-  readonly fatal: Promise<Error>;
-  private onFatal!: (err: Error) => void;
-
-  private constructor(readonly config: SegmentStoreConfig, private readonly options: SegmentStoreServerOptions) {
-    this.log = options.log ?? jsonLogger('segmentstore', config.logLevel);
-    this.fatal = new Promise((resolve) => (this.onFatal = resolve));
+  get fatal(): Promise<Error> {
+    return this.fatalSignal.promise;
   }
 
   /**
@@ -136,7 +139,7 @@ export class SegmentStoreServer {
         onBackgroundError: (err, task) => this.log.error('background task failed', { task, err }),
         onStorageFailure: (err) => {
           this.log.error('storage write failed: refusing every call; restart the segment store to recover', { err });
-          this.onFatal(err instanceof Error ? err : new Error(String(err)));
+          this.fatalSignal.raise(err);
         },
         ...this.options.engine,
       });

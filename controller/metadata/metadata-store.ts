@@ -15,7 +15,7 @@
 import * as fs from 'node:fs';
 import { ClassicLevel } from 'classic-level';
 import { ErrorCodes } from '../../proto/error-codes';
-import { KvtFault } from '../../proto/runtime/status';
+import { errorMessage, KvtFault } from '../../proto/runtime/status';
 import { PartitionRecord, ScopeRecord, StoreRecord, TableRecord, tableKey } from './records';
 import { KeyedMutex } from './keyed-mutex';
 import { assertTransition, REMOVED, TableState } from './table-state';
@@ -285,12 +285,11 @@ export class MetadataStore {
 
   private assertWritable(): void {
     if (!this.failed) return;
-    const cause = this.failed.err instanceof Error ? this.failed.err.message : String(this.failed.err);
-    throw new KvtFault(ErrorCodes.UNAVAILABLE, `controller metadata storage failed (${cause}); restart the controller to recover`);
+    throw new KvtFault(ErrorCodes.UNAVAILABLE, `controller metadata storage failed (${errorMessage(this.failed.err)}); restart the controller to recover`);
   }
 
+  /** Writes `ops` (inside {@link write}, which refused the work if the store had failed). */
   private async commit(ops: BatchOp[]): Promise<void> {
-    this.assertWritable();
     try {
       await this.db.batch(ops, { sync: true });
     } catch (err) {

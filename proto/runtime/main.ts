@@ -1,7 +1,22 @@
 /** Shared `main` plumbing for the server processes: signals, one-line start failures, exit codes. */
 import * as grpc from '@grpc/grpc-js';
 import { UsageError } from './flags';
+import { errorMessage } from './status';
 import { quietIpServernameWarning } from './tls';
+
+/** A fatal failure for {@link Stoppable.fatal}: `raise` settles `promise` (the first time). */
+export class FatalSignal {
+  readonly promise: Promise<Error>;
+  private resolve!: (err: Error) => void;
+
+  constructor() {
+    this.promise = new Promise((resolve) => (this.resolve = resolve));
+  }
+
+  raise(err: unknown): void {
+    this.resolve(err instanceof Error ? err : new Error(errorMessage(err)));
+  }
+}
 
 /** Something started that can be stopped (idempotently). */
 export interface Stoppable {

@@ -20,6 +20,11 @@ export class KvtFault extends Error {
   }
 }
 
+/** The message of anything thrown (an Error's message, else its string form). */
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
 /** Shorthand for `new KvtFault('INVALID_ARGUMENT', message, index)`. */
 export function invalidArgument(message: string, index = -1): KvtFault {
   return new KvtFault(ErrorCodes.INVALID_ARGUMENT, message, index);
@@ -94,7 +99,7 @@ export function tolerantDecoding(service: grpc.ServiceDefinition): grpc.ServiceD
         try {
           return decode(bytes);
         } catch (err) {
-          return new MalformedRequest(method.path, err instanceof Error ? err.message : String(err));
+          return new MalformedRequest(method.path, errorMessage(err));
         }
       },
     };

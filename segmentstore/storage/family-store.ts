@@ -324,8 +324,20 @@ export class FamilyStore {
     if (!dir.valid) throw new KvtFault(ErrorCodes.UNAVAILABLE, 'segment store could not write to its storage; try again');
   }
 
-  /** Ends staging an update whose chunks are in `batch`: the directory stays pinned until it settles. */
-  private finish(batch: CommitBatch, dir: FamilyDirectory, sequences: string[]): StagedUpdate {
+  /** The expiry of PUT/INSERT `m` stamped at `now` (0 = never); stages its expiry-index record. */
+  private stageExpiry(batch: CommitBatch, dir: FamilyDirectory, m: CheckedModification, now: number): number {
+    const expiresAt = m.ttlMs > 0 ? now + m.ttlMs : 0;
+    if (expiresAt !== 0) batch.put(expiryKey(expiresAt, Buffer.concat([dir.prefix, m.key])), EMPTY);
+    return expiresAt;
+  }
+
+  /**
+   * Ends staging an update whose chunks are in `batch`: it weighs its `count` modifications (not the
+   * few chunk records that carry them; `weightBefore` is the batch's weight before the chunks), and
+   * the directory stays pinned until the batch settles.
+   */
+  private finish(batch: CommitBatch, dir: FamilyDirectory, sequences: string[], weightBefore: number, count: number): StagedUpdate {
+    batch.weight = Math.max(batch.weight, weightBefore + count);
     dir.pending++;
     const settle = (): void => {
       dir.pending--;
@@ -364,10 +376,8 @@ export class FamilyStore {
         continue;
       }
       const sequence = ++seg.lastSequence;
-      const expiresAt = mod.ttlMs > 0 ? now + mod.ttlMs : 0;
       stamps.sequences[m] = sequence;
-      stamps.expiries[m] = expiresAt;
-      if (expiresAt !== 0) batch.put(expiryKey(expiresAt, Buffer.concat([dir.prefix, mod.key])), EMPTY);
+      stamps.expiries[m] = this.stageExpiry(batch, dir, mod, now);
       sequences[m] = String(sequence);
     }
     const weight = batch.weight;
@@ -393,8 +403,7 @@ export class FamilyStore {
       }
     }
     this.directories.resize(dir.prefix.toString('latin1'), dir.bytes());
-    batch.weight = Math.max(batch.weight, weight + mods.length);
-    return this.finish(batch, dir, sequences);
+    return this.finish(batch, dir, sequences, weight, mods.length);
   }
 
   private apply(seg: SegmentState, dir: FamilyDirectory, mods: readonly CheckedModification[], ids: readonly (string | undefined)[], plan: Plan): StagedUpdate {
@@ -422,16 +431,12 @@ export class FamilyStore {
         continue;
       }
       const sequence = ++seg.lastSequence;
-      const expiresAt = m.ttlMs > 0 ? now + m.ttlMs : 0;
-      w!.put(ids[i]!, { key: m.key, sequence, expiresAt, value: m.value });
-      if (expiresAt !== 0) batch.put(expiryKey(expiresAt, Buffer.concat([dir.prefix, m.key])), EMPTY);
+      w!.put(ids[i]!, { key: m.key, sequence, expiresAt: this.stageExpiry(batch, dir, m, now), value: m.value });
       sequences[i] = String(sequence);
     }
     const weight = batch.weight;
     this.writeChunks(batch, dir, plan.touched, work);
-    // The update weighs its modifications, not the few chunk records that carry them.
-    batch.weight = Math.max(batch.weight, weight + mods.length);
-    return this.finish(batch, dir, sequences);
+    return this.finish(batch, dir, sequences, weight, mods.length);
   }
 
   /** Stages one chunk record (null: its removal) into `batch` and the overlay. */

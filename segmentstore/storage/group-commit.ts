@@ -185,14 +185,20 @@ export class GroupCommitter {
     this.flushing = this.flush(group, chain);
   }
 
-  /** Rejects every queued batch with `err` (after a failed write), rolling it out of the overlay. */
-  private async refuseQueued(err: unknown): Promise<void> {
+  /** Rejects every queued batch with `err` (after a failed write). */
+  private refuseQueued(err: unknown): Promise<void> {
     const queued = this.queue.splice(0, this.queue.length);
     const chain = this.chain;
     this.chain = undefined;
-    for (const batch of queued) this.overlay.rolledBack(batch.entries);
+    return this.refuse(queued, chain, err);
+  }
+
+  /** Rolls `batches` out of the overlay, closes their chain (if any) and rejects them with `err`. */
+  private async refuse(batches: CommitBatch[], chain: Chain | undefined, err: unknown): Promise<void> {
+    for (const batch of batches) this.overlay.rolledBack(batch.entries);
+    // A chained batch closes itself on write, failed or not; close() covers one never written.
     await chain?.close().catch(() => undefined);
-    for (const batch of queued) batch.reject(err);
+    for (const batch of batches) batch.reject(err);
   }
 
   /** Starts the next write if one is due: a full batch at once, a partial one after a turn for more updates. */
@@ -212,12 +218,9 @@ export class GroupCommitter {
       await chain.write({ sync: true });
     } catch (err) {
       this.failed = { err };
-      for (const batch of group) this.overlay.rolledBack(batch.entries);
       this.onFailure(err);
-      // A chained batch closes itself on write, failed or not; close() covers one never written.
       // (This await also keeps `flushing` from being reset before kick() has assigned it.)
-      await chain.close().catch(() => undefined);
-      for (const batch of group) batch.reject(err);
+      await this.refuse(group, chain, err);
       // Everything queued behind the failed write was checked against (and, for chunks, built on) its
       // state; nothing is written any more anyway.
       await this.refuseQueued(err);

@@ -15,7 +15,7 @@ import { ClassicLevel } from 'classic-level';
 import { ErrorCodes } from '../../proto/error-codes';
 import { MAX_ITERATOR_PAGE_BYTES } from '../../proto/limits';
 import type { Entry, GetResponse, IterateResponse, ScanResponse, SegmentInfo, UpdateResponse } from '../../proto/messages';
-import { KvtFault } from '../../proto/runtime/status';
+import { errorMessage, KvtFault } from '../../proto/runtime/status';
 import { ExpirySweeper } from './expiry-sweeper';
 import { CommitBatch, GroupCommitter } from './group-commit';
 import { dataKey, NS_META, valueBytes, valueExpiresAt, valueSequence } from './key-codec';
@@ -149,8 +149,7 @@ export class SegmentEngine {
   private assertOpen(): void {
     if (this.stateName === 'open') return;
     if (this.stateName === 'failed') {
-      const cause = this.committer.failure;
-      throw new KvtFault(ErrorCodes.UNAVAILABLE, `segment store storage failed (${cause instanceof Error ? cause.message : String(cause)}); restart it to recover`);
+      throw new KvtFault(ErrorCodes.UNAVAILABLE, `segment store storage failed (${errorMessage(this.committer.failure)}); restart it to recover`);
     }
     throw new KvtFault(ErrorCodes.UNAVAILABLE, `segment store is ${this.stateName}`);
   }

@@ -88,12 +88,10 @@ export function checkKey(family: unknown, key: Buffer, list: string, index: numb
     throw invalidArgument(`${dotted(list, index)}family must be a string`, index);
   }
   const fam = (family as string | undefined) ?? '';
-  // UTF-8 takes at most 3 bytes per UTF-16 unit: a short family needs no exact count.
-  if (fam.length * 3 <= MAX_KEY_FAMILY_LENGTH && fam.length * 3 + key.length <= MAX_KEY_LENGTH) {
-    if (!allowEmptyKey && key.length === 0) throw invalidArgument(`${dotted(list, index)}key is empty`, index);
-    return fam;
-  }
-  const famBytes = Buffer.byteLength(fam, 'utf8');
+  // UTF-8 takes at most 3 bytes per UTF-16 unit: when that bound keeps within both limits, no exact
+  // count is needed (0 passes the checks below as the exact count would).
+  const bounded = fam.length * 3 <= MAX_KEY_FAMILY_LENGTH && fam.length * 3 + key.length <= MAX_KEY_LENGTH;
+  const famBytes = bounded ? 0 : Buffer.byteLength(fam, 'utf8');
   if (famBytes > MAX_KEY_FAMILY_LENGTH) {
     throw invalidArgument(`${dotted(list, index)}family is ${famBytes} bytes; the maximum is ${MAX_KEY_FAMILY_LENGTH}`, index);
   }

@@ -12,6 +12,7 @@ import { mulberry32 } from '../../harness/oracle';
 import { tempDir } from '../../harness/process';
 import { MAX_CHUNK_BYTES, MAX_CHUNK_ENTRIES, decodeChunk, encodeChunk, splitChunk, ChunkEntry } from '../../../segmentstore/storage/chunk-codec';
 import { SegmentEngine } from '../../../segmentstore/storage/segment-engine';
+import type { SegmentEngineOptions } from '../../../segmentstore/storage/segment-state';
 import type { IterateInput, ModificationInput } from '../../../segmentstore/storage/validation';
 import { encodeIterateResponse } from '../../../segmentstore/service/wire-codec';
 
@@ -90,6 +91,15 @@ describe('SegmentEngine over chunked families', () => {
   afterEach(async () => {
     for (const fn of cleanup.splice(0).reverse()) await fn();
   });
+  /** An engine in a temp dir (closed and removed after the test) with segment SEG created. */
+  async function engineWithSegment(options: SegmentEngineOptions = {}): Promise<SegmentEngine> {
+    const dir = tempDir('kvt-chunks-');
+    cleanup.push(dir.dispose);
+    const engine = await SegmentEngine.open(path.join(dir.path, 'db'), { expirySweepIntervalMs: 0, ...options });
+    cleanup.push(() => engine.close());
+    await engine.createSegment(SEG);
+    return engine;
+  }
 
   it('matches a model through random splits, range removals, conditions, expiry and a reopen', async () => {
     const dir = tempDir('kvt-chunks-');
@@ -283,11 +293,7 @@ describe('SegmentEngine over chunked families', () => {
   });
 
   it('appends large values (revisions) without rewriting the full chunk before them', async () => {
-    const dir = tempDir('kvt-chunks-');
-    cleanup.push(dir.dispose);
-    const engine = await SegmentEngine.open(path.join(dir.path, 'db'), { expirySweepIntervalMs: 0 });
-    cleanup.push(() => engine.close());
-    await engine.createSegment(SEG);
+    const engine = await engineWithSegment();
     const revision = (n: number): ModificationInput => ({ family: 'Main_Page', key: Buffer.from(`rev-${String(n).padStart(6, '0')}`), value: Buffer.alloc(MAX_CHUNK_BYTES + 100, n) });
     await engine.update({ segmentId: SEG, modifications: [revision(1)] });
     for (let n = 2; n <= 5; n++) {
@@ -301,11 +307,7 @@ describe('SegmentEngine over chunked families', () => {
   });
 
   it('checks the conditions of an ascending batch in order, and writes nothing when one fails', async () => {
-    const dir = tempDir('kvt-chunks-');
-    cleanup.push(dir.dispose);
-    const engine = await SegmentEngine.open(path.join(dir.path, 'db'), { expirySweepIntervalMs: 0 });
-    cleanup.push(() => engine.close());
-    await engine.createSegment(SEG);
+    const engine = await engineWithSegment();
     const key = (n: number): Buffer => Buffer.from(`k${String(n).padStart(4, '0')}`);
     // 250 entries: more than one chunk.
     const first = await engine.update({ segmentId: SEG, modifications: Array.from({ length: 250 }, (_, i) => ({ family: 'f', key: key(i * 2), value: Buffer.alloc(60, i) })) });
@@ -347,12 +349,8 @@ describe('SegmentEngine over chunked families', () => {
   });
 
   it('sweeps expired entries out of chunks, leaving live neighbours and newer writes alone', async () => {
-    const dir = tempDir('kvt-chunks-');
-    cleanup.push(dir.dispose);
     let now = 1_700_000_000_000;
-    const engine = await SegmentEngine.open(path.join(dir.path, 'db'), { clock: () => now, expirySweepIntervalMs: 0 });
-    cleanup.push(() => engine.close());
-    await engine.createSegment(SEG);
+    const engine = await engineWithSegment({ clock: () => now });
     const mods: ModificationInput[] = Array.from({ length: 200 }, (_, i) => ({
       family: 'f', key: Buffer.from(`k${String(i).padStart(3, '0')}`), value: Buffer.alloc(100, i), ttlMs: i % 2 === 0 ? 1000 : 0,
     }));
