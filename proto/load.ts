@@ -33,6 +33,14 @@ export const PROTO_LOADER_OPTIONS: protoLoader.Options = {
 /** Receive window of client channels (stream and connection). */
 const FLOW_CONTROL_WINDOW_BYTES = 4 * 1024 * 1024;
 
+/**
+ * Receive window of servers (stream and connection; see proto/runtime/grpc-server.ts). Why: HTTP/2
+ * starts every connection with 64 KiB, so two coalesced Execute requests of ~50 KiB each (four W4
+ * batches apiece) could not both be on their way: the second waited for the store's WINDOW_UPDATE.
+ * A 4 MiB window let W4 run ~9% faster for ~7% less CPU per entry in alternating runs.
+ */
+export const SERVER_RECEIVE_WINDOW_BYTES = 4 * 1024 * 1024;
+
 /** Channel / server options shared by every component. */
 export const GRPC_CHANNEL_OPTIONS: grpc.ChannelOptions = {
   'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
