@@ -9,4 +9,5 @@ COPY bin ./bin
 COPY bench ./bench
 COPY scripts ./scripts
 RUN npm install --no-audit --no-fund && npm prune --omit=dev
-ENTRYPOINT ["node", "bin/kvt.js"]
+# Segment stores want these node flags (proto/runtime/node-flags.ts); the controller does not mind them.
+ENTRYPOINT ["node", "--initial-old-space-size=128", "bin/kvt.js"]

@@ -1,6 +1,7 @@
 /** `kvt segmentstore`: parses the config, logs it, runs the server until SIGINT/SIGTERM. */
 import { runProcess } from '../proto/runtime/main';
 import { jsonLogger } from '../proto/runtime/log';
+import { missingNodeFlags } from '../proto/runtime/node-flags';
 import { loadConfig, segmentStoreHelp } from './config';
 import { SegmentStoreServer } from './server';
 
@@ -13,7 +14,13 @@ export async function main(argv: string[]): Promise<void> {
       return { stop: async () => undefined };
     }
     const log = jsonLogger('segmentstore', config.logLevel);
-    log.info('effective config', { ...config });
+    log.info('effective config', { ...config, nodeFlags: process.execArgv });
+    const missing = missingNodeFlags();
+    if (missing.length > 0) {
+      log.warn('started without the recommended node flags: expect frequent full garbage collections under load', {
+        missing, hint: `node ${missing.join(' ')} bin/kvt.js segmentstore … (kvt cluster and npx kvt pass them)`,
+      });
+    }
     return SegmentStoreServer.start(config, { log });
   });
 }
