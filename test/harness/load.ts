@@ -48,6 +48,8 @@ function guard<T>(promise: Promise<T>, what: string): Promise<T> {
 export class MixedLoad {
   private readonly random: (() => number)[];
   private readonly counters: number[];
+  /** Operations finished so far, by all writers (for tests that act once the load is under way). */
+  finished = 0;
 
   constructor(
     readonly tables: KeyValueTable<string, string>[],
@@ -65,7 +67,10 @@ export class MixedLoad {
     const records: OpRecord[][] = await Promise.all(
       Array.from({ length: this.writers }, async (_, w) => {
         const mine: OpRecord[] = [];
-        for (let i = 0; i < maxOps && Date.now() < end && !stop(); i++) mine.push(await this.step(w));
+        for (let i = 0; i < maxOps && Date.now() < end && !stop(); i++) {
+          mine.push(await this.step(w));
+          this.finished++;
+        }
         return mine;
       }),
     );

@@ -45,10 +45,12 @@ describe('a segment store killed under load', () => {
       const before = await load.run(20, 10_000);
       expect(unexpected(before)).toEqual([]);
 
-      // Kill the store while the writers are running, then keep writing for a bounded while.
+      // Kill the store while the writers are running (once each did about 10 of its 60 operations,
+      // however fast the stores are; at the latest after 3 s), then keep writing for a bounded while.
       let killedAt = Infinity;
+      const killFrom = load.finished + WRITERS * 10;
       const killer = (async () => {
-        await new Promise((r) => setTimeout(r, 500));
+        for (const giveUp = Date.now() + 3_000; load.finished < killFrom && Date.now() < giveUp; ) await new Promise((r) => setTimeout(r, 5));
         await victim.kill('SIGKILL');
         killedAt = Date.now();
       })();
