@@ -21,6 +21,7 @@ import { iteratePages } from './internal/table-iterator';
 import type { PageItemBuilder } from './internal/wire-codec';
 import { TableTransport } from './internal/table-transport';
 import { EncodedModifications, MODIFICATION_TYPES, UpdateEncoder } from './internal/update-encoder';
+import { versionsOf } from './internal/update-versions';
 import {
   checkBatchBytes, checkBatchCount, checkFamily, checkKey, checkPageSize, checkTtl, checkValue, checkVersion, DuplicateKeyCheck,
 } from './internal/validation';
@@ -114,13 +115,7 @@ export class KeyValueTable<K, V> implements AsyncDisposable {
     checkBatchCount(mods.length);
     if (mods.length === 0) return [];
     const batch = this.prepare(family, familyLength, mods);
-    const { sequences, segmentId } = await this.send(batch);
-    const types = batch.modifications.types;
-    const out = new Array<Version | null>(types.length);
-    for (let i = 0; i < types.length; i++) {
-      out[i] = types[i] === MODIFICATION_TYPES.PUT || types[i] === MODIFICATION_TYPES.INSERT ? Version.of(segmentId, sequences[i]) : null;
-    }
-    return out;
+    return this.send(batch);
   }
 
   /** The entry of a key, or null. */
@@ -223,8 +218,7 @@ export class KeyValueTable<K, V> implements AsyncDisposable {
     const batch: Batch = {
       point: routingPoint(family, keyBytes), modifications: encoder.finish(), keys: [key], bytes: encoder.dataBytes, idempotent: encoder.idempotent,
     };
-    const { sequences, segmentId } = await this.send(batch);
-    return type === 'REMOVE' ? null : Version.of(segmentId, sequences[0]);
+    return (await this.send(batch))[0];
   }
 
   /** Validates, serializes and encodes a batch of one family (nothing is sent when anything is wrong). */
@@ -272,7 +266,8 @@ export class KeyValueTable<K, V> implements AsyncDisposable {
     }
   }
 
-  private async send(batch: Batch): Promise<{ sequences: string[]; segmentId: string }> {
+  /** Sends a prepared batch; resolves the version of each modification (null for removes). */
+  private async send(batch: Batch): Promise<(Version | null)[]> {
     const { modifications, keys } = batch;
     const { response, segmentId } = await this.transport.execute(
       (t) => t.routeOf(batch.point),
@@ -280,7 +275,7 @@ export class KeyValueTable<K, V> implements AsyncDisposable {
       batch.bytes,
       { idempotent: batch.idempotent, keyAt: (i) => keys[i] },
     );
-    return { sequences: response.update?.sequences ?? [], segmentId };
+    return versionsOf(response.update ?? undefined, modifications.types, segmentId);
   }
 
   private pages<T>(family: string, options: IteratorOptions<K>, entries: boolean, builder: (segmentId: string) => PageItemBuilder<T>): AsyncIterable<IteratorItem<T>> {

@@ -42,7 +42,8 @@ export type ListSegmentsRequest = Record<string, never>;
 export interface ListSegmentsResponse { segments: SegmentInfo[] }
 
 export interface UpdateRequest { segmentId: string; modifications: Modification[] }
-export interface UpdateResponse { sequences: string[] }
+/** See segmentstore.proto: stores answer `firstSequence`; `sequences` is the earlier form (empty from current stores). */
+export interface UpdateResponse { sequences: string[]; firstSequence: string }
 
 export interface KeyRef { family: string; key: Uint8Array }
 export interface GetRequest { segmentId: string; keys: KeyRef[] }

@@ -14,7 +14,9 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { kvtPackage } from '../../proto/load';
-import type { Entry, ExecuteRequest, ExecuteResponse, ExecuteStreamResponse, GetRequest, IterateRequest, Modification, SubRequest, SubResponse, UpdateRequest } from '../../proto/messages';
+import type {
+  Entry, ExecuteRequest, ExecuteResponse, ExecuteStreamResponse, GetRequest, IterateRequest, Modification, SubRequest, SubResponse, UpdateRequest, UpdateResponse,
+} from '../../proto/messages';
 import { fieldSize, varintSize, writeUtf8 } from '../../proto/wire';
 import { EncodedModifications, MODIFICATION_TYPES } from './update-encoder';
 
@@ -180,12 +182,13 @@ export function decodeIteratePage<T>(buf: Buffer, build: PageItemBuilder<T>): It
   return page;
 }
 
-/** An UpdateResponse: its only field (1) is the repeated sequence. */
-function decodeSequences(c: Cursor, end: number): string[] {
-  const out: string[] = [];
+/** An UpdateResponse: the first sequence (2), or the earlier stores' repeated sequences (1). */
+function decodeUpdate(c: Cursor, end: number): UpdateResponse {
+  const out: UpdateResponse = { sequences: [], firstSequence: '' };
   while (c.pos < end) {
     const tag = c.varint(end);
-    if (tag === ((1 << 3) | 2)) out.push(c.decimal(end));
+    if (tag === ((2 << 3) | 2)) out.firstSequence = c.decimal(end);
+    else if (tag === ((1 << 3) | 2)) out.sequences.push(c.decimal(end));
     else c.skip(tag & 7, end);
   }
   return out;
@@ -219,7 +222,7 @@ function decodeSubResponse(c: Cursor, end: number): SubResponse {
   const s: SubResponse = {};
   while (c.pos < end) {
     const tag = c.varint(end);
-    if (tag === ((1 << 3) | 2)) s.update = { sequences: decodeSequences(c, c.field(end)) };
+    if (tag === ((1 << 3) | 2)) s.update = decodeUpdate(c, c.field(end));
     else if (tag === ((2 << 3) | 2)) s.get = { entries: decodeEntries(c, c.field(end)) };
     else if (tag === ((3 << 3) | 2)) s.error = decodeError(c, c.field(end));
     else c.skip(tag & 7, end);

@@ -20,11 +20,12 @@ import type {
   SubRequest,
   SubResponse,
   UpdateRequest,
+  UpdateResponse,
 } from '../../proto/messages';
 import { segmentStoreService } from '../../proto/load';
 import type { Logger } from '../../proto/runtime/log';
 import { invalidArgument, unary, wireErrorOf } from '../../proto/runtime/status';
-import { SegmentEngine } from '../storage/segment-engine';
+import { SegmentEngine, UpdateOutcome } from '../storage/segment-engine';
 import { ExecuteStreams } from './execute-stream';
 import { withFastCodecs } from './wire-codec';
 
@@ -32,6 +33,13 @@ function subRequestKind(sub: SubRequest): 'update' | 'get' | undefined {
   if (sub?.request === 'update' || (sub?.request === undefined && sub?.update)) return 'update';
   if (sub?.request === 'get' || (sub?.request === undefined && sub?.get)) return 'get';
   return undefined;
+}
+
+const NO_SEQUENCES: string[] = [];
+
+/** The wire answer of an update: its first sequence only (see UpdateResponse in segmentstore.proto). */
+function updateResponse(outcome: UpdateOutcome): UpdateResponse {
+  return { sequences: NO_SEQUENCES, firstSequence: outcome.firstSequence === 0 ? '' : String(outcome.firstSequence) };
 }
 
 function errorResponse(err: unknown, segmentId: string | undefined): SubResponse {
@@ -48,7 +56,7 @@ export function execute(engine: SegmentEngine, req: ExecuteRequest): Promise<Exe
     subs.map((sub, i): Promise<SubResponse> => {
       const kind = subRequestKind(sub);
       if (kind === 'update') {
-        return update(sub.update!).then((res) => ({ update: res }), (err) => errorResponse(err, sub.update!.segmentId));
+        return update(sub.update!).then((res) => ({ update: updateResponse(res) }), (err) => errorResponse(err, sub.update!.segmentId));
       }
       if (kind === 'get') {
         return engine.get(sub.get!).then((res) => ({ get: res }), (err) => errorResponse(err, sub.get!.segmentId));
@@ -83,7 +91,7 @@ export function segmentStoreHandlers(engine: SegmentEngine, log: Logger, streams
     ),
     GetSegmentInfo: unary((req: GetSegmentInfoRequest) => engine.segmentInfo(req.segmentId), onInternal),
     ListSegments: unary(async (): Promise<ListSegmentsResponse> => ({ segments: await engine.listSegments() }), onInternal),
-    Update: unary((req: UpdateRequest) => engine.update(req), onInternal),
+    Update: unary((req: UpdateRequest) => engine.update(req).then(updateResponse), onInternal),
     Get: unary((req: GetRequest) => engine.get(req), onInternal),
     Iterate: unary((req: IterateRequest) => engine.iterateForWire(req), onInternal),
     Scan: unary((req: ScanRequest) => engine.scan(req), onInternal),

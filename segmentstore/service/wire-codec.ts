@@ -283,7 +283,10 @@ function memberSize(s: SubResponseLike): number {
   }
   let n = 0;
   if (s.get) for (const e of s.get.entries ?? []) n += fieldSize(entrySize(e, e.sequence ? Buffer.byteLength(e.sequence) : 0));
-  else if (s.update) for (const seq of s.update.sequences ?? []) n += fieldSize(Buffer.byteLength(seq));
+  else if (s.update) {
+    for (const seq of s.update.sequences ?? []) n += fieldSize(Buffer.byteLength(seq));
+    if (s.update.firstSequence) n += fieldSize(Buffer.byteLength(s.update.firstSequence));
+  }
   return n;
 }
 
@@ -306,7 +309,10 @@ function writeSubResponse(w: Writer, s: SubResponseLike, member: number): void {
   w.varint(member);
   if (s.error) writeError(w, s.error);
   else if (s.get) for (const e of s.get.entries ?? []) writeEntry(w, (1 << 3) | 2, e, e.sequence ? Buffer.byteLength(e.sequence) : 0);
-  else for (const seq of s.update!.sequences ?? []) w.shortString((1 << 3) | 2, seq);
+  else {
+    for (const seq of s.update!.sequences ?? []) w.shortString((1 << 3) | 2, seq);
+    if (s.update!.firstSequence) w.shortString((2 << 3) | 2, s.update!.firstSequence);
+  }
 }
 
 /** Encodes an `ExecuteResponse` (responses: repeated SubResponse = 1). */

@@ -336,15 +336,15 @@ export class FamilyStore {
    * few chunk records that carry them; `weightBefore` is the batch's weight before the chunks), and
    * the directory stays pinned until the batch settles.
    */
-  private finish(batch: CommitBatch, dir: FamilyDirectory, sequences: string[], weightBefore: number, count: number): StagedUpdate {
-    batch.weight = Math.max(batch.weight, weightBefore + count);
+  private finish(batch: CommitBatch, dir: FamilyDirectory, mods: readonly CheckedModification[], firstSequence: number, weightBefore: number): StagedUpdate {
+    batch.weight = Math.max(batch.weight, weightBefore + mods.length);
     dir.pending++;
     const settle = (): void => {
       dir.pending--;
     };
     batch.done.then(settle, settle);
     this.ctx.committer.staged();
-    return { batch, sequences };
+    return { batch, firstSequence, mods };
   }
 
   /**
@@ -367,18 +367,15 @@ export class FamilyStore {
 
     const batch = this.ctx.committer.batch();
     ensureSequenceRecord(batch, seg);
-    const sequences = new Array<string>(mods.length);
     const stamps: Stamps = { sequences: new Array<number>(mods.length), expiries: new Array<number>(mods.length) };
+    let firstSequence = 0;
     for (let m = 0; m < mods.length; m++) {
       const mod = mods[m];
-      if (mod.type === 'REMOVE') {
-        sequences[m] = '';
-        continue;
-      }
+      if (mod.type === 'REMOVE') continue;
       const sequence = ++seg.lastSequence;
+      firstSequence ||= sequence;
       stamps.sequences[m] = sequence;
       stamps.expiries[m] = this.stageExpiry(batch, dir, mod, now);
-      sequences[m] = String(sequence);
     }
     const weight = batch.weight;
     const lastChunk = dir.keys.length - 1;
@@ -403,7 +400,7 @@ export class FamilyStore {
       }
     }
     this.directories.resize(dir.prefix.toString('latin1'), dir.bytes());
-    return this.finish(batch, dir, sequences, weight, mods.length);
+    return this.finish(batch, dir, mods, firstSequence, weight);
   }
 
   private apply(seg: SegmentState, dir: FamilyDirectory, mods: readonly CheckedModification[], ids: readonly (string | undefined)[], plan: Plan): StagedUpdate {
@@ -415,28 +412,26 @@ export class FamilyStore {
 
     const batch = this.ctx.committer.batch();
     ensureSequenceRecord(batch, seg);
-    const sequences = new Array<string>(mods.length);
+    let firstSequence = 0;
     for (let i = 0; i < mods.length; i++) {
       const m = mods[i];
       if (m.type === 'REMOVE_RANGE') {
         const bounds = rangeBounds(m);
         for (const w of work.values()) w.removeWhere((e) => inBounds(e.key, bounds));
-        sequences[i] = '';
         continue;
       }
       const w = work.get(plan.slots[i]);
       if (m.type === 'REMOVE') {
         w?.remove(ids[i]!);
-        sequences[i] = '';
         continue;
       }
       const sequence = ++seg.lastSequence;
+      firstSequence ||= sequence;
       w!.put(ids[i]!, { key: m.key, sequence, expiresAt: this.stageExpiry(batch, dir, m, now), value: m.value });
-      sequences[i] = String(sequence);
     }
     const weight = batch.weight;
     this.writeChunks(batch, dir, plan.touched, work);
-    return this.finish(batch, dir, sequences, weight, mods.length);
+    return this.finish(batch, dir, mods, firstSequence, weight);
   }
 
   /** Stages one chunk record (null: its removal) into `batch` and the overlay. */

@@ -14,7 +14,7 @@
 import { ClassicLevel } from 'classic-level';
 import { ErrorCodes } from '../../proto/error-codes';
 import { MAX_ITERATOR_PAGE_BYTES } from '../../proto/limits';
-import type { Entry, GetResponse, IterateResponse, ScanResponse, SegmentInfo, UpdateResponse } from '../../proto/messages';
+import type { Entry, GetResponse, IterateResponse, ScanResponse, SegmentInfo } from '../../proto/messages';
 import { errorMessage, KvtFault } from '../../proto/runtime/status';
 import { ExpirySweeper } from './expiry-sweeper';
 import { CommitBatch, GroupCommitter } from './group-commit';
@@ -26,7 +26,7 @@ import { readPage } from './page-reader';
 import { FamilyPageSink, ObjectPageSink, WirePageSink } from './page-sink';
 import { SegmentCatalog } from './segment-catalog';
 import { EngineState, SegmentEngineOptions, SegmentState } from './segment-state';
-import { needsRead, readForUpdate, StageContext, StagedUpdate, stageUpdate, storageKeys, UpdateKeys } from './update-stager';
+import { needsRead, readForUpdate, StageContext, StagedUpdate, stageUpdate, storageKeys, UpdateKeys, UpdateOutcome } from './update-stager';
 import { ascendingKeys } from './chunk-merge';
 import { CheckedIterate, CheckedModification, checkDuplicates, checkGetKeys, checkIterate, checkModifications, checkScan, checkSegmentId, IterateInput, ModificationInput, ScanInput } from './validation';
 
@@ -41,6 +41,8 @@ export interface GetInput {
   segmentId?: string;
   keys?: { family?: string; key?: Uint8Array }[];
 }
+
+export { UpdateOutcome } from './update-stager';
 
 /** Thrown by {@link SegmentEngine.open} when another process holds the LevelDB lock. */
 export class StorageLockedError extends Error {
@@ -198,10 +200,10 @@ export class SegmentEngine {
   }
 
   /**
-   * Applies one atomic batch; resolves once durable with one sequence per modification ("" for removes).
+   * Applies one atomic batch; resolves once durable with the sequences it gave (see UpdateOutcome).
    * @throws KvtFault INVALID_ARGUMENT, SEGMENT_NOT_FOUND, BAD_KEY_VERSION, NO_SUCH_KEY (with index).
    */
-  update(req: UpdateInput): Promise<UpdateResponse> {
+  update(req: UpdateInput): Promise<UpdateOutcome> {
     let staged: StagedUpdate | Promise<StagedUpdate>;
     try {
       staged = this.stage(req);
@@ -216,10 +218,10 @@ export class SegmentEngine {
    * Runs `work` synchronously with group commits held: every update it starts through the `update`
    * it is given joins the same flush (what `Execute` uses). The hold ends once all of them are staged.
    */
-  withHeldCommits<T>(work: (update: (req: UpdateInput) => Promise<UpdateResponse>) => T): T {
+  withHeldCommits<T>(work: (update: (req: UpdateInput) => Promise<UpdateOutcome>) => T): T {
     const release = this.committer.hold();
     const staging: Promise<unknown>[] = [];
-    const update = (req: UpdateInput): Promise<UpdateResponse> => {
+    const update = (req: UpdateInput): Promise<UpdateOutcome> => {
       let staged: StagedUpdate | Promise<StagedUpdate>;
       try {
         staged = this.stage(req);
@@ -245,7 +247,7 @@ export class SegmentEngine {
   private stage(req: UpdateInput): StagedUpdate | Promise<StagedUpdate> {
     const seg = this.segment(req.segmentId);
     const mods = checkModifications(req.modifications);
-    if (mods.length === 0) return { batch: NOTHING_TO_COMMIT, sequences: [] };
+    if (mods.length === 0) return { batch: NOTHING_TO_COMMIT, firstSequence: 0, mods };
     if (mods[0].family !== '') {
       // Keys in ascending order (the usual) cannot repeat, and are merged into chunks without key strings.
       if (ascendingKeys(mods)) return this.serialized(seg, () => this.families.stage(seg, mods));
@@ -286,7 +288,7 @@ export class SegmentEngine {
     const staged = await this.serialized(seg, () => this.families.expire(seg, family, items));
     if (!staged) return 0;
     await staged.batch.done;
-    return staged.sequences.length;
+    return staged.mods.length;
   }
 
   private readThenStage(seg: SegmentState, mods: CheckedModification[], keys: UpdateKeys): Promise<StagedUpdate> {
@@ -422,8 +424,8 @@ async function checkFormat(db: ClassicLevel<Buffer, Buffer>, location: string): 
   await db.put(FORMAT_KEY, Buffer.from(String(STORAGE_FORMAT)), { sync: true });
 }
 
-function acknowledge(staged: StagedUpdate): Promise<UpdateResponse> {
-  return staged.batch.done.then(() => ({ sequences: staged.sequences }));
+function acknowledge(staged: StagedUpdate): Promise<UpdateOutcome> {
+  return staged.batch.done.then(() => new UpdateOutcome(staged.firstSequence, staged.mods));
 }
 
 function notFound(key: Buffer): Entry {

@@ -23,10 +23,33 @@ export interface StageContext {
   readonly clock: () => number;
 }
 
-/** A staged update: durable once `batch.done` resolves. */
+/**
+ * A staged update: durable once `batch.done` resolves. Its PUTs and INSERTs got consecutive sequences
+ * in modification order, from `firstSequence` (0 when it has none).
+ */
 export interface StagedUpdate {
   batch: CommitBatch;
-  sequences: string[];
+  firstSequence: number;
+  mods: readonly CheckedModification[];
+}
+
+/**
+ * What an update was given, once durable: the sequence of its first PUT or INSERT (the next ones
+ * follow in modification order, as UpdateResponse.first_sequence says). `sequences` spells out one
+ * per modification ("" for removes) for callers that want them; the wire answer is the one number.
+ */
+export class UpdateOutcome {
+  constructor(
+    /** 0 when the update put and inserted nothing. */
+    readonly firstSequence: number,
+    private readonly mods: readonly Pick<CheckedModification, 'type'>[],
+  ) {}
+
+  /** One decimal sequence per modification, in order; "" for REMOVE and REMOVE_RANGE. */
+  get sequences(): string[] {
+    let next = this.firstSequence;
+    return this.mods.map((m) => (m.type === 'REMOVE' || m.type === 'REMOVE_RANGE' ? '' : String(next++)));
+  }
 }
 
 /** LevelDB state read before staging: stored values of checked keys, keys of removed ranges. */
@@ -217,30 +240,28 @@ export function stageUpdate(ctx: StageContext, seg: SegmentState, mods: readonly
   if (read || needsRead(mods)) checkConditions(seg, mods, (i) => currentSequence(ctx, ids[i]!, read?.values[i], now));
   const batch = ctx.committer.batch();
   ensureSequenceRecord(batch, seg);
-  const sequences = new Array<string>(mods.length);
+  let firstSequence = 0;
   for (let i = 0; i < mods.length; i++) {
     const m = mods[i];
     if (m.type === 'REMOVE_RANGE') {
       stageRangeRemoval(ctx, batch, seg, m, read?.ranges[i] ?? []);
-      sequences[i] = '';
       continue;
     }
     const key = keys[i]!;
     if (m.type === 'REMOVE') {
       batch.del(key);
       stageEntry(batch, ctx, ids[i]!, key, 0, 0, null);
-      sequences[i] = '';
       continue;
     }
     const sequence = ++seg.lastSequence;
+    firstSequence ||= sequence;
     const expiresAt = m.ttlMs > 0 ? now + m.ttlMs : 0;
     const stored = values[i]!;
     writeValueHeader(stored, 0, sequence, expiresAt);
     batch.put(key, stored);
     if (expiresAt !== 0) batch.put(expiryKey(expiresAt, key), EMPTY);
     stageEntry(batch, ctx, ids[i]!, key, sequence, expiresAt, m.value);
-    sequences[i] = String(sequence);
   }
   ctx.committer.staged();
-  return { batch, sequences };
+  return { batch, firstSequence, mods };
 }

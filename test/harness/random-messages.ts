@@ -53,7 +53,8 @@ export function randomEntry(rand: () => number): Record<string, unknown> {
 
 export function randomSubResponse(rand: () => number): Record<string, unknown> {
   const r = rand();
-  if (r < 0.4) return { update: { sequences: Array.from({ length: Math.floor(rand() * 4) }, () => (rand() < 0.8 ? String(Math.floor(rand() * 1e12)) : '')) } };
+  if (r < 0.2) return { update: { firstSequence: rand() < 0.9 ? String(Math.floor(rand() * 1e12)) : '' } };
+  if (r < 0.4) return { update: { sequences: Array.from({ length: Math.floor(rand() * 4) }, () => (rand() < 0.8 ? String(Math.floor(rand() * 1e12)) : '')), firstSequence: rand() < 0.3 ? String(Math.floor(rand() * 1e12)) : '' } };
   if (r < 0.7) return { get: { entries: Array.from({ length: Math.floor(rand() * 4) }, () => randomEntry(rand)) } };
   if (r < 0.95) return { error: { code: text(rand), message: text(rand), index: [-1, 0, 3, 255, 2 ** 31 - 1, -(2 ** 31)][Math.floor(rand() * 6)], segmentId: text(rand) } };
   return {};

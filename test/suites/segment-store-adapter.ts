@@ -29,7 +29,8 @@ export interface SegmentStoreAdapter {
   deleteSegment(segmentId: string): Promise<boolean>;
   segmentInfo(segmentId: string): Promise<SegmentInfo>;
   listSegments(): Promise<SegmentInfo[]>;
-  update(req: UpdateInput): Promise<UpdateResponse>;
+  /** Resolves the sequence each modification got ("" for removes), in order. */
+  update(req: UpdateInput): Promise<Pick<UpdateResponse, 'sequences'>>;
   get(req: GetInput): Promise<GetResponse>;
   iterate(req: IterateInput): Promise<IterateResponse>;
   execute(req: ExecuteRequest): Promise<ExecuteResponse>;
@@ -69,6 +70,18 @@ function failureOf(err: grpc.ServiceError): StoreFailure & Error {
   return failure;
 }
 
+/**
+ * A wire answer with `sequences` spelled out as the engine's UpdateOutcome does: the PUTs and INSERTs
+ * of `req` in order get consecutive sequences from `firstSequence`, removes "" (so the suite reads
+ * both targets alike).
+ */
+function withSequences(res: UpdateResponse, req: UpdateInput): UpdateResponse {
+  if (res.sequences.length > 0) throw new Error(`the store answered the earlier form (${res.sequences.length} sequences)`);
+  let next = res.firstSequence === '' ? 0n : BigInt(res.firstSequence);
+  const sequences = (req.modifications ?? []).map((m) => (m.type === 'REMOVE' || m.type === 'REMOVE_RANGE' ? '' : String(next++)));
+  return { sequences, firstSequence: res.firstSequence };
+}
+
 /** Adapter over a gRPC client of a running segment store; `close()` closes the channel. */
 export function grpcAdapter(address: string): SegmentStoreAdapter & { close(): void } {
   const Client = kvtPackage().SegmentStore;
@@ -82,7 +95,7 @@ export function grpcAdapter(address: string): SegmentStoreAdapter & { close(): v
     deleteSegment: async (segmentId) => (await call<{ deleted: boolean }>('DeleteSegment', { segmentId })).deleted,
     segmentInfo: (segmentId) => call('GetSegmentInfo', { segmentId }),
     listSegments: async () => (await call<{ segments: SegmentInfo[] }>('ListSegments', {})).segments,
-    update: (req) => call('Update', req),
+    update: async (req) => withSequences(await call<UpdateResponse>('Update', req), req),
     get: (req) => call('Get', req),
     iterate: (req) => call('Iterate', req),
     execute: (req) => call('Execute', req),

@@ -57,7 +57,7 @@ describe('client wire codecs', () => {
 
   it('decodes sequences that are not canonical decimals of up to 15 digits exactly like the loader', () => {
     const sequences = ['0', '7', '007', '0x1', '12a', '-1', '+5', '1e3', ' 1', '１２', '999999999999999', '1000000000000000', '18446744073709551615', '', 'é'];
-    const wire = service.Execute.responseSerialize({ responses: [{ update: { sequences } }] });
+    const wire = service.Execute.responseSerialize({ responses: [{ update: { sequences } }, ...sequences.map((firstSequence) => ({ update: { firstSequence } }))] });
     expect(decodeExecuteResponse(wire)).toStrictEqual(service.Execute.responseDeserialize(wire));
     const entries = sequences.map((sequence) => ({ found: true, key: Buffer.from('k'), value: Buffer.alloc(0), sequence }));
     const iterate = service.Iterate.responseSerialize({ items: entries, done: false });

@@ -122,9 +122,11 @@ describe('segment store wire codecs', () => {
     expect(() => decodeExecuteRequest(short)).toThrow(/truncated/);
   });
 
-  it('encodes update sequences to exactly the bytes of the loader: decimals, empty, long and non-ASCII ones', () => {
+  it('encodes update sequences (first sequence and the earlier list) to exactly the bytes of the loader: decimals, empty, long and non-ASCII ones', () => {
     const sequences = ['1', '', '123456', '18446744073709551615', '9'.repeat(32), '9'.repeat(33), 'é', '12é', '１２', '𝄞'.repeat(16), 'x'.repeat(200)];
-    const res = { responses: [{ update: { sequences } }, { update: { sequences: sequences.slice().reverse() } }] } as unknown as ExecuteResponse;
+    // (An empty first sequence is left out, as proto3 leaves out defaults; protobufjs writes it.)
+    const firsts = sequences.filter((s) => s !== '').map((firstSequence) => ({ update: { sequences: [], firstSequence } }));
+    const res = { responses: [{ update: { sequences } }, { update: { sequences: sequences.slice().reverse(), firstSequence: '42' } }, ...firsts] } as unknown as ExecuteResponse;
     expect(encodeExecuteResponse(res).equals(service.Execute.responseSerialize(res))).toBe(true);
     const msg = { id: 9, response: res, error: null, iterate: null };
     expect(encodeExecuteStreamResponse(msg).equals(service.ExecuteStream.responseSerialize(msg))).toBe(true);
