@@ -15,6 +15,7 @@ import type * as grpc from '@grpc/grpc-js';
 import type { ExecuteResponse, ExecuteStreamResponse, IterateResponse } from '../../proto/messages';
 import { segmentStoreService } from '../../proto/load';
 import { fieldSize, Reader, varintSize, writeUtf8 } from '../../proto/wire';
+import { WireModification } from '../storage/validation';
 
 const EMPTY: Buffer = Buffer.alloc(0);
 const MODIFICATION_TYPES = ['PUT', 'INSERT', 'REMOVE', 'REMOVE_RANGE'] as const;
@@ -85,12 +86,12 @@ function decodeCondition(r: Reader, strings: Strings): Record<string, unknown> {
   return c;
 }
 
-/** A Modification, read by `r` narrowed to it (see Reader.enter). */
-function decodeModification(r: Reader, strings: Strings): Record<string, unknown> {
-  const m = {
-    type: 'PUT' as string | number, family: '', key: EMPTY, value: EMPTY, condition: null as Record<string, unknown> | null,
-    ttlMs: '', rangeFrom: EMPTY, rangeTo: EMPTY, rangePrefix: EMPTY,
-  };
+/**
+ * A Modification, read by `r` narrowed to it (see Reader.enter). Its key and value stay ranges of
+ * the request (WireModification); read through `key` and `value` it is what the loader decodes.
+ */
+function decodeModification(r: Reader, strings: Strings): WireModification {
+  const m = new WireModification(r.buf);
   while (r.more()) {
     const tag = r.varint();
     const field = tag >>> 3;
@@ -98,9 +99,15 @@ function decodeModification(r: Reader, strings: Strings): Record<string, unknown
     if (field === 1 && wt === 0) m.type = enumName(MODIFICATION_TYPES, r.varint());
     else if (wt !== 2 || field < 2 || field > 9) r.skip(wt);
     else if (field === 2) m.family = strings.family.read(r);
-    else if (field === 3) m.key = r.bytes();
-    else if (field === 4) m.value = r.bytes();
-    else if (field === 5) m.condition = decodeCondition(r, strings);
+    else if (field === 3) {
+      m.keyEnd = r.field();
+      m.keyStart = r.pos;
+      r.pos = m.keyEnd;
+    } else if (field === 4) {
+      m.valueEnd = r.field();
+      m.valueStart = r.pos;
+      r.pos = m.valueEnd;
+    } else if (field === 5) m.condition = decodeCondition(r, strings);
     else if (field === 6) m.ttlMs = strings.ttlMs.read(r);
     else if (field === 7) m.rangeFrom = r.bytes();
     else if (field === 8) m.rangeTo = r.bytes();
@@ -111,9 +118,9 @@ function decodeModification(r: Reader, strings: Strings): Record<string, unknown
 
 /** UpdateRequest (repeated field 2 of Modification) or GetRequest (repeated field 2 of KeyRef). */
 function decodeSegmentRequest(
-  r: Reader, item: (r: Reader, strings: Strings) => Record<string, unknown>, listName: 'modifications' | 'keys', strings: Strings,
+  r: Reader, item: (r: Reader, strings: Strings) => object, listName: 'modifications' | 'keys', strings: Strings,
 ): Record<string, unknown> {
-  const list: Record<string, unknown>[] = [];
+  const list: object[] = [];
   let segmentId = '';
   while (r.more()) {
     const tag = r.varint();

@@ -75,15 +75,28 @@ export function encodeChunk(entries: readonly ChunkEntry[]): Buffer {
 
 /** Writes one entry (header, key, value) at `at`; returns where the next one starts. */
 export function writeChunkEntry(out: Buffer, at: number, key: Uint8Array, value: Uint8Array, sequence: number, expiresAt: number): number {
-  out[at] = key.length >>> 8;
-  out[at + 1] = key.length & 0xff;
-  out.writeUInt32BE(value.length, at + 2);
-  writeValueHeader(out, at + SEQUENCE_AT, sequence, expiresAt);
-  at += CHUNK_ENTRY_HEADER_BYTES;
+  at = writeEntryHeader(out, at, key.length, value.length, sequence, expiresAt);
   out.set(key, at);
   at += key.length;
   out.set(value, at);
   return at + value.length;
+}
+
+/** The header of an entry whose key has `keyLength` bytes and value `valueLength`; returns where the key goes. */
+export function writeEntryHeader(out: Buffer, at: number, keyLength: number, valueLength: number, sequence: number, expiresAt: number): number {
+  out[at] = keyLength >>> 8;
+  out[at + 1] = keyLength & 0xff;
+  out.writeUInt32BE(valueLength, at + 2);
+  writeValueHeader(out, at + SEQUENCE_AT, sequence, expiresAt);
+  return at + CHUNK_ENTRY_HEADER_BYTES;
+}
+
+/** Copies `source[start, end)` to `out` at `at`; a loop beats the native copy for the short keys most entries have. */
+export function copyRange(out: Buffer, at: number, source: Buffer, start: number, end: number): number {
+  const n = end - start;
+  if (n > 32) source.copy(out, at, start, end);
+  else for (let i = 0; i < n; i++) out[at + i] = source[start + i];
+  return at + n;
 }
 
 /** Stored bytes of the entry of `record` that starts at `at` (header included). */
@@ -93,15 +106,21 @@ export function storedEntryBytes(record: Buffer, at: number): number {
 
 /** Compares the bytes `buf[start, end)` with `key`, unsigned bytewise: negative, 0 or positive. */
 export function compareKeyAt(buf: Buffer, start: number, end: number, key: Uint8Array): number {
-  const length = end - start;
+  return compareRanges(buf, start, end, key, 0, key.length);
+}
+
+/** Compares `a[aStart, aEnd)` with `b[bStart, bEnd)`, unsigned bytewise: negative, 0 or positive. */
+export function compareRanges(a: Uint8Array, aStart: number, aEnd: number, b: Uint8Array, bStart: number, bEnd: number): number {
+  const aLength = aEnd - aStart;
+  const bLength = bEnd - bStart;
   // Short keys (the usual) compare faster in a loop than through the native call.
-  if (length > 32) return buf.compare(key, 0, key.length, start, end);
-  const n = Math.min(length, key.length);
+  if (aLength > 32 && bLength > 32) return Buffer.compare(a.subarray(aStart, aEnd), b.subarray(bStart, bEnd));
+  const n = Math.min(aLength, bLength);
   for (let i = 0; i < n; i++) {
-    const d = buf[start + i] - key[i];
+    const d = a[aStart + i] - b[bStart + i];
     if (d !== 0) return d;
   }
-  return length - key.length;
+  return aLength - bLength;
 }
 
 /** Decodes a chunk record value; keys and values are views into `record`. */

@@ -6,7 +6,7 @@
  * strings and no map; entries kept as they are stay bytes and are copied in runs when the chunk is
  * written again. Batches in any other order go through `ChunkWork` in family-store.ts.
  */
-import { CHUNK_ENTRY_HEADER_BYTES, compareKeyAt, entryExpiresAt, entrySequence, pieceStarts, storedEntryBytes, writeChunkEntry } from './chunk-codec';
+import { CHUNK_ENTRY_HEADER_BYTES, compareRanges, copyRange, entryExpiresAt, entrySequence, pieceStarts, storedEntryBytes, writeEntryHeader } from './chunk-codec';
 import type { SegmentState } from './segment-state';
 import { checkCondition } from './update-stager';
 import type { CheckedModification } from './validation';
@@ -15,12 +15,13 @@ import type { CheckedModification } from './validation';
 export function ascendingKeys(mods: readonly CheckedModification[]): boolean {
   for (let i = 0; i < mods.length; i++) {
     if (mods[i].type === 'REMOVE_RANGE') return false;
-    if (i > 0) {
-      const key = mods[i].key;
-      if (compareKeyAt(key, 0, key.length, mods[i - 1].key) <= 0) return false;
-    }
+    if (i > 0 && compareModificationKeys(mods[i], mods[i - 1]) <= 0) return false;
   }
   return true;
+}
+
+function compareModificationKeys(a: CheckedModification, b: CheckedModification): number {
+  return compareRanges(a.keySource, a.keyStart, a.keyEnd, b.keySource, b.keyStart, b.keyEnd);
 }
 
 /** Sequence and expiry given to each PUT or INSERT of the batch, by modification index. */
@@ -61,7 +62,7 @@ export class ChunkMerge {
       const r = record!;
       const keyStart = at + CHUNK_ENTRY_HEADER_BYTES;
       const keyEnd = keyStart + ((r[at] << 8) | r[at + 1]);
-      const cmp = i < to ? compareKeyAt(r, keyStart, keyEnd, mods[i].key) : -1;
+      const cmp = i < to ? compareRanges(r, keyStart, keyEnd, mods[i].keySource, mods[i].keyStart, mods[i].keyEnd) : -1;
       if (cmp > 0) {
         // The modification's key is not stored: it goes before this entry.
         merge.add(seg, i, undefined);
@@ -99,7 +100,7 @@ export class ChunkMerge {
     const v = this.items[n];
     if (v >= 0) return storedEntryBytes(this.record!, v);
     const m = this.mods[-v - 1];
-    return CHUNK_ENTRY_HEADER_BYTES + m.key.length + m.value.length;
+    return CHUNK_ENTRY_HEADER_BYTES + m.keyLength + m.valueLength;
   }
 
   /** Where the chunk's pieces start (see `pieceStarts`). */
@@ -134,7 +135,9 @@ export class ChunkMerge {
       if (v < 0) {
         const i = -v - 1;
         const m = this.mods[i];
-        at = writeChunkEntry(out, at, m.key, m.value, stamps.sequences[i], stamps.expiries[i]);
+        at = writeEntryHeader(out, at, m.keyLength, m.valueLength, stamps.sequences[i], stamps.expiries[i]);
+        at = copyRange(out, at, m.keySource, m.keyStart, m.keyEnd);
+        at = copyRange(out, at, m.valueSource, m.valueStart, m.valueEnd);
         n++;
         continue;
       }

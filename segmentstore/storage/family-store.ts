@@ -14,7 +14,7 @@
 import { ErrorCodes } from '../../proto/error-codes';
 import { KvtFault } from '../../proto/runtime/status';
 import { ByteLru } from './byte-lru';
-import { ChunkEntry, compareKeyAt, decodeChunk, encodeChunk, lastLiveKey, searchChunk, splitChunk } from './chunk-codec';
+import { ChunkEntry, compareRanges, decodeChunk, encodeChunk, lastLiveKey, searchChunk, splitChunk } from './chunk-codec';
 import { ChunkMerge, Stamps } from './chunk-merge';
 import type { CommitBatch } from './group-commit';
 import { expiryKey, familyPrefix, NS_DATA, prefixSuccessor } from './key-codec';
@@ -22,7 +22,7 @@ import { inBounds, KeyBounds, userBounds } from './key-range';
 import type { OverlayEntry } from './overlay';
 import { SegmentState } from './segment-state';
 import { checkCondition, checkConditions, ensureSequenceRecord, StageContext, StagedUpdate } from './update-stager';
-import type { CheckedModification } from './validation';
+import { CheckedModification } from './validation';
 
 const EMPTY = Buffer.alloc(0);
 const DATA_FAMILY = 0x46; // 'F'
@@ -62,15 +62,15 @@ class FamilyDirectory {
     return this.lastWhere((c) => this.lowers[c] <= id);
   }
 
-  /** True when chunk `c`'s lower key is at most `key` (a user key). */
-  startsAtOrBelow(c: number, key: Buffer): boolean {
+  /** True when chunk `c`'s lower key is at most the user key `source[start, end)`. */
+  startsAtOrBelow(c: number, source: Buffer, start: number, end: number): boolean {
     const k = this.keys[c];
-    return compareKeyAt(k, this.prefix.length, k.length, key) <= 0;
+    return compareRanges(k, this.prefix.length, k.length, source, start, end) <= 0;
   }
 
-  /** {@link floor} for a user key as bytes. */
-  floorKey(key: Buffer): number {
-    return this.lastWhere((c) => this.startsAtOrBelow(c, key));
+  /** {@link floor} for the user key `source[start, end)`. */
+  floorKey(source: Buffer, start: number, end: number): number {
+    return this.lastWhere((c) => this.startsAtOrBelow(c, source, start, end));
   }
 
   /** The last chunk index for which `atOrBelow` holds (it holds for a prefix of the chunks); -1 for none. */
@@ -246,10 +246,10 @@ export class FamilyStore {
     const touched: number[] = [];
     const n = dir.keys.length;
     let removes = false;
-    let c = n === 0 ? 0 : Math.max(0, dir.floorKey(mods[0].key));
+    let c = n === 0 ? 0 : Math.max(0, dir.floorKey(mods[0].keySource, mods[0].keyStart, mods[0].keyEnd));
     for (let i = 0; i < mods.length; i++) {
       const m = mods[i];
-      while (c + 1 < n && dir.startsAtOrBelow(c + 1, m.key)) c++;
+      while (c + 1 < n && dir.startsAtOrBelow(c + 1, m.keySource, m.keyStart, m.keyEnd)) c++;
       slots[i] = c;
       if (m.type === 'REMOVE') removes = true;
       if ((n > 0 || m.type !== 'REMOVE') && touched[touched.length - 1] !== c) touched.push(c);
@@ -488,7 +488,7 @@ export class FamilyStore {
   async expire(seg: SegmentState, family: string, items: readonly { key: Buffer; expiresAt: number }[]): Promise<StagedUpdate | undefined> {
     const prefix = familyPrefix(seg.dataPrefix, family);
     return this.withDirectory(seg, prefix, prefix.toString('latin1'), async (dir) => {
-      const asRemoval = (key: Buffer): CheckedModification => ({ type: 'REMOVE', key, condition: 'NONE' }) as CheckedModification;
+      const asRemoval = (key: Buffer): CheckedModification => CheckedModification.removal(family, key);
       const itemIds = items.map((it) => it.key.toString('latin1'));
       const probe = this.plan(dir, items.map((it) => asRemoval(it.key)), itemIds);
       await this.fill(dir, probe);

@@ -6,6 +6,7 @@
 import type { ClassicLevel } from 'classic-level';
 import { ErrorCodes } from '../../proto/error-codes';
 import { KvtFault } from '../../proto/runtime/status';
+import { copyRange } from './chunk-codec';
 import { CommitBatch, GroupCommitter } from './group-commit';
 import { expiryKey, familyPrefix, userKeyOf, VALUE_HEADER_BYTES, valueExpiresAt, valueSequence, writeValueHeader } from './key-codec';
 import { inBounds, KeyBounds, storageRange } from './key-range';
@@ -86,8 +87,8 @@ function slabBytes(prefixLength: number, mods: readonly CheckedModification[]): 
   for (let i = 0; i < mods.length; i++) {
     const m = mods[i];
     if (m.type === 'REMOVE_RANGE') continue;
-    total += prefixLength + m.key.length;
-    if (m.type === 'PUT' || m.type === 'INSERT') total += VALUE_HEADER_BYTES + m.value.length;
+    total += prefixLength + m.keyLength;
+    if (m.type === 'PUT' || m.type === 'INSERT') total += VALUE_HEADER_BYTES + m.valueLength;
   }
   return total;
 }
@@ -106,16 +107,14 @@ export function storageKeys(seg: SegmentState, mods: readonly CheckedModificatio
   for (let i = 0; i < mods.length; i++) {
     const m = mods[i];
     if (m.type === 'REMOVE_RANGE') continue;
-    const keyEnd = at + prefix.length + m.key.length;
     slab.set(prefix, at);
-    slab.set(m.key, at + prefix.length);
+    const keyEnd = copyRange(slab, at + prefix.length, m.keySource, m.keyStart, m.keyEnd);
     const key = slab.subarray(at, keyEnd);
     keys[i] = key;
     ids[i] = slab.toString('latin1', at, keyEnd);
     at = keyEnd;
     if (m.type !== 'PUT' && m.type !== 'INSERT') continue;
-    const valueEnd = at + VALUE_HEADER_BYTES + m.value.length;
-    slab.set(m.value, at + VALUE_HEADER_BYTES);
+    const valueEnd = copyRange(slab, at + VALUE_HEADER_BYTES, m.valueSource, m.valueStart, m.valueEnd);
     values[i] = slab.subarray(at, valueEnd);
     at = valueEnd;
   }

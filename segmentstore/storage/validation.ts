@@ -39,21 +39,91 @@ export interface ModificationInput {
   rangePrefix?: Uint8Array;
 }
 
-/** A validated modification, ready for condition checks and staging. */
-export interface CheckedModification {
-  type: ModificationType;
-  family: string;
-  key: Buffer;
-  value: Buffer;
-  condition: ConditionKind;
-  /** Segment id of a VERSION condition. */
-  conditionSegmentId: string;
-  /** Sequence of a VERSION condition; -1 when it is beyond any sequence this store hands out. */
-  conditionSequence: number;
-  ttlMs: number;
-  rangeFrom: Buffer;
-  rangeTo: Buffer;
-  rangePrefix: Buffer;
+/** `source[start, end)` as a Buffer sharing its memory. */
+export function viewOf(source: Buffer, start: number, end: number): Buffer {
+  return end === start ? EMPTY : Buffer.from(source.buffer, source.byteOffset + start, end - start);
+}
+
+/**
+ * A modification as the store's wire decoder reads it (segmentstore/service/wire-codec.ts): the key
+ * and value stay ranges of the request's bytes, and become Buffers only when read as `key`/`value`.
+ * Why: making two views per modification (Buffer.from on the ArrayBuffer) was the largest part of
+ * decoding a W4 batch; validation and the chunk merge read the ranges instead.
+ */
+export class WireModification implements ModificationInput {
+  type: string | number = 'PUT';
+  family = '';
+  condition: ModificationInput['condition'] = null;
+  ttlMs = '';
+  rangeFrom: Buffer = EMPTY;
+  rangeTo: Buffer = EMPTY;
+  rangePrefix: Buffer = EMPTY;
+  keyStart = 0;
+  keyEnd = 0;
+  valueStart = 0;
+  valueEnd = 0;
+
+  /** @param source the bytes of the request the key and value ranges refer to */
+  constructor(readonly source: Buffer) {}
+
+  get key(): Buffer {
+    return viewOf(this.source, this.keyStart, this.keyEnd);
+  }
+
+  get value(): Buffer {
+    return viewOf(this.source, this.valueStart, this.valueEnd);
+  }
+}
+
+/**
+ * A validated modification, ready for condition checks and staging. Its key is
+ * `keySource[keyStart, keyEnd)` and its value `valueSource[valueStart, valueEnd)`: the hot paths
+ * (batch checks, chunk merge) read the ranges; `key` and `value` make views on first use.
+ */
+export class CheckedModification {
+  private keyView: Buffer | undefined;
+  private valueView: Buffer | undefined;
+
+  constructor(
+    readonly type: ModificationType,
+    readonly family: string,
+    readonly keySource: Buffer,
+    readonly keyStart: number,
+    readonly keyEnd: number,
+    readonly valueSource: Buffer,
+    readonly valueStart: number,
+    readonly valueEnd: number,
+    readonly condition: ConditionKind,
+    /** Segment id of a VERSION condition. */
+    readonly conditionSegmentId: string,
+    /** Sequence of a VERSION condition; -1 when it is beyond any sequence this store hands out. */
+    readonly conditionSequence: number,
+    readonly ttlMs: number,
+    readonly rangeFrom: Buffer,
+    readonly rangeTo: Buffer,
+    readonly rangePrefix: Buffer,
+  ) {}
+
+  /** An unconditional REMOVE of `key` within `family` (what the expiry sweeper stages). */
+  static removal(family: string, key: Buffer): CheckedModification {
+    return new CheckedModification('REMOVE', family, key, 0, key.length, EMPTY, 0, 0, 'NONE', '', 0, 0, EMPTY, EMPTY, EMPTY);
+  }
+
+  get keyLength(): number {
+    return this.keyEnd - this.keyStart;
+  }
+
+  get valueLength(): number {
+    return this.valueEnd - this.valueStart;
+  }
+
+  get key(): Buffer {
+    return (this.keyView ??= this.keyStart === 0 && this.keyEnd === this.keySource.length ? this.keySource : viewOf(this.keySource, this.keyStart, this.keyEnd));
+  }
+
+  get value(): Buffer {
+    return (this.valueView ??= this.valueStart === 0 && this.valueEnd === this.valueSource.length ? this.valueSource : viewOf(this.valueSource, this.valueStart, this.valueEnd));
+  }
 }
 
 /** True when `s` is a canonical decimal unsigned 64-bit integer. */
@@ -80,25 +150,26 @@ function fieldName(list: string, index: number): string {
 }
 
 /**
- * Checks family and key lengths of one key reference, item `index` of `list` ('' when the key is not
- * in a list). Field names are built only for an error: this runs for every modification.
+ * Checks family and key lengths of one key reference (its key `keyLength` bytes), item `index` of
+ * `list` ('' when the key is not in a list). Field names are built only for an error: this runs for
+ * every modification.
  */
-export function checkKey(family: unknown, key: Buffer, list: string, index: number, allowEmptyKey = false): string {
+export function checkKey(family: unknown, keyLength: number, list: string, index: number, allowEmptyKey = false): string {
   if (family !== undefined && family !== null && typeof family !== 'string') {
     throw invalidArgument(`${dotted(list, index)}family must be a string`, index);
   }
   const fam = (family as string | undefined) ?? '';
   // UTF-8 takes at most 3 bytes per UTF-16 unit: when that bound keeps within both limits, no exact
   // count is needed (0 passes the checks below as the exact count would).
-  const bounded = fam.length * 3 <= MAX_KEY_FAMILY_LENGTH && fam.length * 3 + key.length <= MAX_KEY_LENGTH;
+  const bounded = fam.length * 3 <= MAX_KEY_FAMILY_LENGTH && fam.length * 3 + keyLength <= MAX_KEY_LENGTH;
   const famBytes = bounded ? 0 : Buffer.byteLength(fam, 'utf8');
   if (famBytes > MAX_KEY_FAMILY_LENGTH) {
     throw invalidArgument(`${dotted(list, index)}family is ${famBytes} bytes; the maximum is ${MAX_KEY_FAMILY_LENGTH}`, index);
   }
-  if (!allowEmptyKey && key.length === 0) throw invalidArgument(`${dotted(list, index)}key is empty`, index);
-  if (famBytes + key.length > MAX_KEY_LENGTH) {
+  if (!allowEmptyKey && keyLength === 0) throw invalidArgument(`${dotted(list, index)}key is empty`, index);
+  if (famBytes + keyLength > MAX_KEY_LENGTH) {
     throw invalidArgument(
-      `${list === '' ? '' : fieldName(list, index) + ': '}family + key is ${famBytes + key.length} bytes; the maximum is ${MAX_KEY_LENGTH}`,
+      `${list === '' ? '' : fieldName(list, index) + ': '}family + key is ${famBytes + keyLength} bytes; the maximum is ${MAX_KEY_LENGTH}`,
       index,
     );
   }
@@ -148,29 +219,38 @@ function checkModification(mod: ModificationInput, i: number): CheckedModificati
     throw invalidArgument(`${fieldName('modifications', i)}.type ${JSON.stringify(type)} is not one of PUT, INSERT, REMOVE, REMOVE_RANGE`, i);
   }
   const t = type as ModificationType;
-  const key = asBuffer(mod.key);
-  const value = t === 'PUT' || t === 'INSERT' ? asBuffer(mod.value) : EMPTY;
-  if (t === 'REMOVE_RANGE' && key.length > 0) {
+  const hasValue = t === 'PUT' || t === 'INSERT';
+  // Decoded requests hand over ranges of their bytes; anything else, its own key and value Buffers.
+  let keySource: Buffer, keyStart: number, keyEnd: number, valueSource: Buffer, valueStart: number, valueEnd: number;
+  if (mod instanceof WireModification) {
+    keySource = valueSource = mod.source;
+    keyStart = mod.keyStart;
+    keyEnd = mod.keyEnd;
+    valueStart = hasValue ? mod.valueStart : 0;
+    valueEnd = hasValue ? mod.valueEnd : 0;
+  } else {
+    keySource = asBuffer(mod.key);
+    valueSource = hasValue ? asBuffer(mod.value) : EMPTY;
+    keyStart = valueStart = 0;
+    keyEnd = keySource.length;
+    valueEnd = valueSource.length;
+  }
+  const keyLength = keyEnd - keyStart;
+  const valueLength = valueEnd - valueStart;
+  if (t === 'REMOVE_RANGE' && keyLength > 0) {
     throw invalidArgument(`${fieldName('modifications', i)}.key must be empty for REMOVE_RANGE (use rangeFrom, rangeTo, rangePrefix)`, i);
   }
-  const family = checkKey(mod.family, key, 'modifications', i, t === 'REMOVE_RANGE');
-  if (value.length > MAX_VALUE_LENGTH) {
-    throw invalidArgument(`${fieldName('modifications', i)}.value is ${value.length} bytes; the maximum is ${MAX_VALUE_LENGTH}`, i);
+  const family = checkKey(mod.family, keyLength, 'modifications', i, t === 'REMOVE_RANGE');
+  if (valueLength > MAX_VALUE_LENGTH) {
+    throw invalidArgument(`${fieldName('modifications', i)}.value is ${valueLength} bytes; the maximum is ${MAX_VALUE_LENGTH}`, i);
   }
   const c = checkCondition(mod, t, i);
-  return {
-    type: t,
-    family,
-    key,
-    value,
-    condition: c.condition,
-    conditionSegmentId: c.conditionSegmentId,
-    conditionSequence: c.conditionSequence,
-    ttlMs: t === 'PUT' || t === 'INSERT' ? checkTtl(mod.ttlMs, i) : 0,
-    rangeFrom: asBuffer(mod.rangeFrom),
-    rangeTo: asBuffer(mod.rangeTo),
-    rangePrefix: asBuffer(mod.rangePrefix),
-  };
+  return new CheckedModification(
+    t, family, keySource, keyStart, keyEnd, valueSource, valueStart, valueEnd,
+    c.condition, c.conditionSegmentId, c.conditionSequence,
+    hasValue ? checkTtl(mod.ttlMs, i) : 0,
+    asBuffer(mod.rangeFrom), asBuffer(mod.rangeTo), asBuffer(mod.rangePrefix),
+  );
 }
 
 function checkBatchShape(checked: CheckedModification[]): void {
@@ -178,7 +258,7 @@ function checkBatchShape(checked: CheckedModification[]): void {
   const family = checked.length > 0 ? checked[0].family : '';
   for (let i = 0; i < checked.length; i++) {
     const m = checked[i];
-    bytes += m.key.length + m.value.length;
+    bytes += m.keyLength + m.valueLength;
     if (m.family !== family) {
       throw invalidArgument(
         `modifications[${i}].family ${JSON.stringify(m.family)} differs from modifications[0].family ${JSON.stringify(family)}; a batch of several modifications must keep to one key family`,
@@ -232,7 +312,7 @@ export function checkGetKeys(keys: unknown): { family: string; key: Buffer }[] {
   return keys.map((ref: { family?: string; key?: Uint8Array } | null, i) => {
     if (!ref || typeof ref !== 'object') throw invalidArgument(`keys[${i}] is not a key reference`, i);
     const key = asBuffer(ref.key);
-    return { family: checkKey(ref.family, key, 'keys', i), key };
+    return { family: checkKey(ref.family, key.length, 'keys', i), key };
   });
 }
 
@@ -266,7 +346,7 @@ export interface IterateInput {
 
 /** Validates an Iterate request. */
 export function checkIterate(req: IterateInput): CheckedIterate {
-  const family = checkKey(req.family, EMPTY, '', -1, true);
+  const family = checkKey(req.family, 0, '', -1, true);
   return {
     family,
     includeValues: req.includeValues === true,

@@ -2,10 +2,28 @@ import { describe, expect, it } from 'vitest';
 import { kvtPackage } from '../../../proto/load';
 import type { ExecuteResponse, IterateResponse } from '../../../proto/messages';
 import { decodeExecuteRequest, decodeExecuteStreamRequest, encodeExecuteResponse, encodeExecuteStreamResponse, encodeIterateResponse } from '../../../segmentstore/service/wire-codec';
+import { WireModification } from '../../../segmentstore/storage/validation';
 import { randomEntry, randomSubRequest, randomSubResponse, rng } from '../../harness/random-messages';
 
 const service = kvtPackage().SegmentStore.service;
 const loaderDecode = (name: 'Execute' | 'ExecuteStream' | 'Iterate', buf: Buffer): unknown => service[name].responseDeserialize(buf);
+
+/**
+ * A decoded message with each modification read through its accessors, as a plain object: the
+ * decoder keeps keys and values as ranges of the request (WireModification), and what they read as
+ * must be exactly what the loader decodes.
+ */
+function asLoaded(decoded: unknown): unknown {
+  if (decoded instanceof WireModification) {
+    const { type, family, key, value, condition, ttlMs, rangeFrom, rangeTo, rangePrefix } = decoded;
+    return { type, family, key, value, condition, ttlMs, rangeFrom, rangeTo, rangePrefix };
+  }
+  if (Array.isArray(decoded)) return decoded.map(asLoaded);
+  if (decoded && typeof decoded === 'object' && !Buffer.isBuffer(decoded)) {
+    return Object.fromEntries(Object.entries(decoded).map(([k, v]) => [k, asLoaded(v)]));
+  }
+  return decoded;
+}
 
 describe('segment store wire codecs', () => {
   it('decodes ExecuteRequest exactly like the loader, for many random requests', () => {
@@ -13,7 +31,7 @@ describe('segment store wire codecs', () => {
     for (let i = 0; i < 300; i++) {
       const req = { requests: Array.from({ length: Math.floor(rand() * 4) }, () => randomSubRequest(rand)) };
       const wire = service.Execute.requestSerialize(req);
-      expect(decodeExecuteRequest(wire)).toStrictEqual(service.Execute.requestDeserialize(wire));
+      expect(asLoaded(decodeExecuteRequest(wire))).toStrictEqual(service.Execute.requestDeserialize(wire));
     }
   });
 
@@ -21,7 +39,7 @@ describe('segment store wire codecs', () => {
     // field 15 (varint 5) and field 14 (bytes "ab") before a real sub-request
     const unknown = Buffer.from([0x78, 0x05, 0x72, 0x02, 0x61, 0x62]);
     const wire = Buffer.concat([unknown, service.Execute.requestSerialize({ requests: [{ get: { segmentId: '3', keys: [] } }] })]);
-    expect(decodeExecuteRequest(wire)).toStrictEqual(service.Execute.requestDeserialize(wire));
+    expect(asLoaded(decodeExecuteRequest(wire))).toStrictEqual(service.Execute.requestDeserialize(wire));
     const full = service.Execute.requestSerialize({ requests: [{ update: { segmentId: '1', modifications: [{ key: Buffer.from('k') }] } }] });
     expect(() => decodeExecuteRequest(full.subarray(0, full.length - 1))).toThrow(/truncated/);
   });
@@ -54,7 +72,7 @@ describe('segment store wire codecs', () => {
       const iterate = { segmentId: String(i), family: 'f', includeValues: rand() < 0.5, maxItems: i, prefix: Buffer.from('p'), reverse: rand() < 0.5, hasAfter: true, after: Buffer.from([i & 255]) };
       const msg = i % 7 === 0 ? { id } : i % 3 === 0 ? { id, iterate } : { id, request: { requests: Array.from({ length: Math.floor(rand() * 3) }, () => randomSubRequest(rand)) } };
       const wire = service.ExecuteStream.requestSerialize(msg);
-      expect(decodeExecuteStreamRequest(wire)).toStrictEqual(service.ExecuteStream.requestDeserialize(wire));
+      expect(asLoaded(decodeExecuteStreamRequest(wire))).toStrictEqual(service.ExecuteStream.requestDeserialize(wire));
     }
   });
 
@@ -95,7 +113,7 @@ describe('segment store wire codecs', () => {
       const req = { requests: [{ update: { segmentId: '7', modifications } }, { get: { segmentId: '7', keys } }, { update: { segmentId: '8', modifications: modifications.slice().reverse() } }] };
       const wire = service.Execute.requestSerialize(req);
       const decoded = decodeExecuteRequest(wire);
-      expect(decoded).toStrictEqual(service.Execute.requestDeserialize(wire));
+      expect(asLoaded(decoded)).toStrictEqual(service.Execute.requestDeserialize(wire));
       expect((decoded.requests[0].update as { modifications: { family: string }[] }).modifications.map((m) => m.family)).toEqual(families);
     }
   });
@@ -106,7 +124,7 @@ describe('segment store wire codecs', () => {
     const update = Buffer.concat([Buffer.from([0x0a, 0x01, 0x37]), modification, modification]);
     const wire = Buffer.concat([Buffer.from([0x0a, update.length + 2, 0x0a, update.length]), update]);
     const decoded = decodeExecuteRequest(wire);
-    expect(decoded).toStrictEqual(service.Execute.requestDeserialize(wire));
+    expect(asLoaded(decoded)).toStrictEqual(service.Execute.requestDeserialize(wire));
     expect((decoded.requests[0].update as { modifications: unknown[] }).modifications).toHaveLength(2);
   });
 
@@ -115,7 +133,7 @@ describe('segment store wire codecs', () => {
     const modification = Buffer.from([0x78, 0x01, 0x12, 0x01, 0x66, 0x2a, 0x08, 0x72, 0x01, 0x78, 0x08, 0x02, 0x12, 0x01, 0x33, 0x1a, 0x01, 0x6b]);
     const update = Buffer.concat([Buffer.from([0x12, modification.length]), modification, Buffer.from([0x12, modification.length]), modification]);
     const wire = Buffer.concat([Buffer.from([0x0a, update.length + 2, 0x0a, update.length]), update]);
-    expect(decodeExecuteRequest(wire)).toStrictEqual(service.Execute.requestDeserialize(wire));
+    expect(asLoaded(decodeExecuteRequest(wire))).toStrictEqual(service.Execute.requestDeserialize(wire));
     // The first modification claims one byte fewer: its key's length now runs past it (but not past the message).
     const short = Buffer.from(wire);
     short[5] = modification.length - 1;
