@@ -11,6 +11,7 @@ import { Contender, measureCaseInRounds, warmUpPeer } from './measure';
 import { etcdVersion } from './peers/etcd-node';
 import { PEER_NAMES, PeerName, repoRoot } from './peers/peer';
 import { allRatios, evaluateTargets } from './report/analysis';
+import { profileCase } from './profile-missed';
 import { renderMarkdown } from './report/markdown';
 import { summarizeProfiles } from './report/profile-summary';
 import { renderSvg } from './report/svg';
@@ -34,6 +35,8 @@ interface Args {
   /** Re-render the report from this results file instead of running. */
   report?: string;
   profile: boolean;
+  /** Profile each case whose target was missed in a separate kvt-only run (default on). */
+  profileMissed: boolean;
   only?: string[];
   peers: PeerName[];
 }
@@ -41,16 +44,20 @@ interface Args {
 const HELP = `usage: npm run bench -- [--full] [--profile] [--only W1,W3] [--peers kvt,etcd3,etcd-grpc,raw]
   --full      longer phases (W6 for 30 s); default is the quick mode (under 2 minutes)
   --profile   run the kvt servers under node --cpu-prof; profiles go to bench/results/profile-<time>/
+  --no-profile-missed
+              skip the separate profiled kvt run of each case whose target was missed (it adds
+              what the profile shows to the report; profiles go to bench/results/profile-<time>-<case>/)
   --only      run only these workloads or cases (W1, W1-64, W2-zipf, …)
   --peers     run only these peers
   --report F  rewrite bench/report.md and report.svg from results file F without running`;
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { full: false, profile: false, peers: [...PEER_NAMES] };
+  const args: Args = { full: false, profile: false, profileMissed: true, peers: [...PEER_NAMES] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--full') args.full = true;
     else if (a === '--profile') args.profile = true;
+    else if (a === '--no-profile-missed') args.profileMissed = false;
     else if (a === '--report') args.report = argv[++i];
     else if (a === '--only') args.only = (argv[++i] ?? '').split(',').filter(Boolean);
     else if (a === '--peers') args.peers = (argv[++i] ?? '').split(',').filter(Boolean) as PeerName[];
@@ -121,6 +128,24 @@ function notesFor(args: Args, s: BenchSettings, session: Session, profileDir?: s
   return notes;
 }
 
+/** Profiles (kvt alone) every case with a missed target that kvt ran in; see profile-missed.ts. */
+async function profileMissedCases(run: BenchRun, s: BenchSettings, startedAt: string): Promise<string[]> {
+  const ran = new Set(run.cases.filter((c) => c.peers.kvt && !('missing' in c.peers.kvt)).map((c) => c.id));
+  const missed = [...new Set(evaluateTargets(run).filter((t) => t.met === false && ran.has(t.target.caseId)).map((t) => t.target.caseId))];
+  const notes: string[] = [];
+  for (const id of missed) {
+    const spec = CASES.find((c) => c.id === id)!;
+    const dir = path.join(repoRoot(), 'bench', 'results', `profile-${startedAt.replace(/[:.]/g, '-')}-${id}`);
+    log(`${id}: target missed; profiling kvt alone (${path.relative(repoRoot(), dir)})`);
+    try {
+      notes.push(...(await profileCase(spec, s, run.mode, dir, run.mode === 'full' ? 300_000 : 60_000)));
+    } catch (err) {
+      notes.push(`profiling ${id} failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  return notes;
+}
+
 function writeOutputs(run: BenchRun, resultsFile?: string): void {
   const dir = path.join(repoRoot(), 'bench');
   const targets = evaluateTargets(run);
@@ -161,6 +186,8 @@ async function main(argv: string[]): Promise<void> {
     machine: { cpus: os.cpus().length, node: process.version, platform: `${os.platform()} ${os.release()}`, etcd: etcdVersion() },
     settings: { ...s }, cases, notes: notesFor(args, s, session, profileDir),
   };
+  if (args.profileMissed && !args.profile) run.notes.push(...(await profileMissedCases(run, s, startedAt)));
+  run.durationSec = (Date.now() - started) / 1000;
   writeOutputs(run);
 }
 

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { keyName, seededRandom, uniformChooser, zipfianChooser } from '../../../bench/core/keys';
 import { BenchRun, CaseResult, PeerMeasurement } from '../../../bench/core/result';
+import { profileSelf } from '../../../bench/profile-missed';
 import { prefixEnd } from '../../../bench/peers/etcd-grpc-peer';
 import { TARGETS, allRatios, caseRatios, evaluateTargets, ratio, verdictFor } from '../../../bench/report/analysis';
 import { renderMarkdown } from '../../../bench/report/markdown';
-import { hotFunctions, profilePid } from '../../../bench/report/profile-summary';
+import { formatHot, hotFunctions, monotonicMicros, profilePid } from '../../../bench/report/profile-summary';
 import { escapeXml, logDomain, renderSvg } from '../../../bench/report/svg';
 import { renderTable } from '../../../bench/report/terminal';
 
@@ -145,6 +146,26 @@ describe('bench helpers', () => {
     const node = (id: number, functionName: string) => ({ id, callFrame: { functionName, url: 'file:///x/y.js', lineNumber: 9 } });
     const hot = hotFunctions({ nodes: [node(1, 'a'), node(2, 'b'), node(3, '(idle)')], samples: [1, 2, 2, 2, 3, 3, 3] });
     expect(hot).toEqual([{ name: 'b y.js:10', selfPct: 75 }, { name: 'a y.js:10', selfPct: 25 }]);
+  });
+
+  it('ranks only the samples taken within a window of the monotonic clock', () => {
+    const node = (id: number, functionName: string) => ({ id, callFrame: { functionName, url: '', lineNumber: -1 } });
+    // Samples at 1,000 + 10, 20, 30, 40 µs: a, a, b, c.
+    const profile = { nodes: [node(1, 'a'), node(2, 'b'), node(3, 'c')], startTime: 1_000, samples: [1, 1, 2, 3], timeDeltas: [10, 10, 10, 10] };
+    expect(hotFunctions(profile, 8, { fromUs: 1_015, toUs: 1_040 })).toEqual([{ name: 'a', selfPct: 50 }, { name: 'b', selfPct: 50 }]);
+    expect(hotFunctions(profile, 8, { fromUs: 2_000, toUs: 3_000 })).toEqual([]);
+    expect(formatHot([])).toBe('no busy samples');
+  });
+
+  it('stamps V8 profiles on the clock monotonicMicros reads (what the profiling window relies on)', async () => {
+    const before = monotonicMicros();
+    const stop = await profileSelf();
+    for (let i = 0, x = 0; i < 1e6; i++) x += i;
+    const profile = await stop();
+    const after = monotonicMicros();
+    expect(profile.startTime).toBeGreaterThanOrEqual(before);
+    expect(profile.startTime).toBeLessThanOrEqual(after);
+    expect(profile.samples?.length).toBeGreaterThan(0);
   });
 
   it('reads the pid out of a --cpu-prof file name', () => {
