@@ -9,6 +9,18 @@ describe('Serializers', () => {
     expect(Serializers.utf8.deserialize(bytes)).toBe('Grüße, ключ');
   });
 
+  it('utf8 writes exactly the bytes of Buffer.from(text, "utf8"), on its short-ASCII path and off it', () => {
+    const texts = [
+      '', 'k', 'k000042', 'a'.repeat(48), 'a'.repeat(49), '\u007f', 'x\u0080', 'é', 'a'.repeat(47) + 'ü',
+      '😀', 'a\ud800b', '\udc00', 'page/Main_Page@12345', 'ключ', 'a'.repeat(48) + 'é', '\0\t\n',
+    ];
+    for (const text of texts) {
+      const bytes = Serializers.utf8.serialize(text);
+      expect(Buffer.from(bytes).equals(Buffer.from(text, 'utf8')), JSON.stringify(text)).toBe(true);
+      expect(Serializers.utf8.deserialize(bytes)).toBe(Buffer.from(text, 'utf8').toString('utf8'));
+    }
+  });
+
   it('utf8 rejects non-strings', () => {
     expect(() => Serializers.utf8.serialize(5 as unknown as string)).toThrow('the utf8 serializer takes strings, got number');
   });
