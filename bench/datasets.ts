@@ -3,7 +3,7 @@
  * before the first case that needs it. Loading is setup: it is not measured, and it is bounded in
  * time so a stuck peer fails the load instead of hanging the run.
  */
-import { keyName, makeValue } from './core/keys';
+import { keyName, ValueSource } from './core/keys';
 import { BatchEntry, Peer } from './peers/peer';
 import { BenchSettings, Dataset, SPACE } from './workloads';
 
@@ -34,8 +34,8 @@ function chunks<T>(items: T[], size: number): T[][] {
 }
 
 function keyedEntries(space: string, count: number, valueBytes: number): BatchEntry[] {
-  const values = Array.from({ length: 16 }, (_, i) => makeValue(valueBytes, 1000 + i));
-  return Array.from({ length: count }, (_, i) => ({ key: keyName(space, i), value: values[i % values.length] }));
+  const values = new ValueSource(valueBytes, 100_000);
+  return Array.from({ length: count }, (_, i) => ({ key: keyName(space, i), value: values.at(i) }));
 }
 
 async function loadKeys(peer: Peer, entries: BatchEntry[], timeoutMs: number): Promise<void> {

@@ -6,7 +6,7 @@
  * W5 ordered scan of 1,000-entry families (etcd: prefix range); W6 YCSB-A (50% read, 50% update,
  * zipfian) at a fixed rate with coordinated-omission-corrected latencies.
  */
-import { KeyChooser, keyName, makeValue, uniformChooser, zipfianChooser } from './core/keys';
+import { KeyChooser, keyName, uniformChooser, ValueSource, zipfianChooser } from './core/keys';
 import { Operation } from './core/runner';
 import { Peer } from './peers/peer';
 
@@ -50,15 +50,6 @@ export interface CaseSpec {
   operation(peer: Peer, s: BenchSettings, extra: Extra): Operation;
 }
 
-/** The values every write uses: a small pool, so making values costs nothing in the loop. */
-function valuePool(size: number): Buffer[] {
-  return Array.from({ length: 64 }, (_, i) => makeValue(size, i + 1));
-}
-
-function pick<T>(pool: T[], rand: () => number): T {
-  return pool[Math.floor(rand() * pool.length)];
-}
-
 /** Key spaces: point keys (W2, W6), RMW keys (W3), W1's own, and scan/batch families. */
 export const SPACE = { point: 'p', rmw: 'r', w1: 'w', scanFamily: 'scan', batchFamily: 'batch' } as const;
 
@@ -70,9 +61,9 @@ function putCase(concurrency: number): CaseSpec {
     unit: 'puts',
     shape: { kind: 'closed', concurrency },
     operation(peer, s) {
-      const values = valuePool(s.valueBytes);
+      const values = new ValueSource(s.valueBytes);
       return async (_c, rand) => {
-        await peer.put(keyName(SPACE.w1, Math.floor(rand() * s.pointKeys)), pick(values, rand));
+        await peer.put(keyName(SPACE.w1, Math.floor(rand() * s.pointKeys)), values.pick(rand));
         return 1;
       };
     },
@@ -110,13 +101,13 @@ const rmwCase: CaseSpec = {
   shape: { kind: 'closed', concurrency: 64 },
   operation(peer, s, extra) {
     const choose = zipfianChooser(s.rmwKeys);
-    const values = valuePool(s.valueBytes);
+    const values = new ValueSource(s.valueBytes);
     Object.assign(extra, { successes: 0, retries: 0, givenUp: 0 });
     return async (_c, rand) => {
       const key = keyName(SPACE.rmw, choose(rand));
       for (let attempt = 0; attempt < MAX_RMW_ATTEMPTS; attempt++) {
         const current = await peer.getVersioned(key);
-        if (await peer.replaceIf(key, pick(values, rand), current.version)) {
+        if (await peer.replaceIf(key, values.pick(rand), current.version)) {
           extra.successes++;
           return 1;
         }
@@ -135,11 +126,11 @@ const batchCase: CaseSpec = {
   unit: 'entries',
   shape: { kind: 'closed', concurrency: 16 },
   operation(peer, s) {
-    const values = valuePool(s.valueBytes);
+    const values = new ValueSource(s.valueBytes);
     const keys = Array.from({ length: 100 }, (_, i) => keyName('k', i));
     return async (caller, rand) => {
       const family = `${SPACE.batchFamily}-${caller}-${Math.floor(rand() * 64)}`;
-      await peer.putBatch(family, keys.map((key) => ({ key, value: pick(values, rand) })));
+      await peer.putBatch(family, keys.map((key) => ({ key, value: values.pick(rand) })));
       return keys.length;
     };
   },
@@ -171,11 +162,11 @@ const ycsbACase: CaseSpec = {
   shape: { kind: 'fixed' },
   operation(peer, s) {
     const choose = zipfianChooser(s.pointKeys);
-    const values = valuePool(s.valueBytes);
+    const values = new ValueSource(s.valueBytes);
     return async (_c, rand) => {
       const key = keyName(SPACE.point, choose(rand));
       if (rand() < 0.5) await peer.get(key);
-      else await peer.put(key, pick(values, rand));
+      else await peer.put(key, values.pick(rand));
       return 1;
     };
   },

@@ -1,5 +1,6 @@
+import * as zlib from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { keyName, seededRandom, uniformChooser, zipfianChooser } from '../../../bench/core/keys';
+import { keyName, seededRandom, uniformChooser, ValueSource, zipfianChooser } from '../../../bench/core/keys';
 import { BenchRun, CaseResult, PeerMeasurement } from '../../../bench/core/result';
 import { profileSelf } from '../../../bench/profile-missed';
 import { prefixEnd } from '../../../bench/peers/etcd-grpc-peer';
@@ -176,6 +177,26 @@ describe('bench helpers', () => {
   it('computes the exclusive end of an etcd prefix range', () => {
     expect(prefixEnd(Buffer.from('f/a/'))).toEqual(Buffer.from('f/a0'));
     expect(prefixEnd(Buffer.from([0x61, 0xff]))).toEqual(Buffer.from([0x62]));
+  });
+
+  it('cuts values that do not repeat enough to compress beyond their letters', () => {
+    const values = new ValueSource(100);
+    const rand = seededRandom(3);
+    const batch = Array.from({ length: 100 }, () => values.pick(rand));
+    expect(batch.every((v) => v.length === 100 && v.every((b) => b >= 97 && b <= 122))).toBe(true);
+    // 100 picks of 1,024 values repeat about 5 times.
+    expect(new Set(batch.map((v) => v.toString('latin1'))).size).toBeGreaterThanOrEqual(90);
+    // Random letters carry ~4.7 bits each, so deflate keeps ~58% of a W4 batch's values; from the
+    // former pool of 64 values it kept 29%, the rest being repeated values.
+    const joined = Buffer.concat(batch);
+    expect(zlib.deflateRawSync(joined).length / joined.length).toBeGreaterThan(0.55);
+    // Loading: deterministic, and 1,000 consecutive values (one scan family) distinct.
+    expect(values.at(5).equals(new ValueSource(100).at(5))).toBe(true);
+    expect(new Set(Array.from({ length: 1000 }, (_, i) => values.at(i).toString('latin1'))).size).toBe(1000);
+    // Values larger than the stride are separate buffers, as distinct.
+    const large = new ValueSource(1000);
+    expect(large.at(3).length).toBe(1000);
+    expect(large.at(3).equals(large.at(4))).toBe(false);
   });
 
   it('chooses keys deterministically within range, zipfian skewed towards a few keys', () => {
