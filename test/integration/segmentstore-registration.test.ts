@@ -52,7 +52,13 @@ describe('kvt segmentstore --controller', () => {
       const firstBeat = Number(listed.lastHeartbeatMs);
       await until(async () => Number((await listStores(controller.address)).stores.find((s) => s.storeId === storeId)!.lastHeartbeatMs) > firstBeat, 'a heartbeat');
 
+      // The store must notice the controller is gone before it comes back: a restart quicker than a
+      // failed heartbeat is answered by the new controller (it keeps its stores) and needs no new
+      // registration, which made this test depend on how fast the controller restarts.
+      const failedBeats = () => store.logs.filter((l) => l.msg === 'heartbeat failed; registering again').length;
+      const failedBefore = failedBeats();
       expect(await controller.stop()).toBe(0);
+      await until(() => failedBeats() > failedBefore, 'a failed heartbeat');
       controller = await startControllerOn(controllerDir, port);
       await until(() => registered(store) >= 2, 'a second registration');
     } finally {
