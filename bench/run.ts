@@ -6,6 +6,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { VALUE_POOL_SIZE } from './core/keys';
 import { BenchRun, CaseResult } from './core/result';
 import { Contender, measureCaseInRounds, warmUpPeer } from './measure';
 import { etcdVersion } from './peers/etcd-node';
@@ -119,6 +120,7 @@ function notesFor(args: Args, s: BenchSettings, session: Session, profileDir?: s
     'Same durability everywhere: kvt acknowledges after its LevelDB fsync, etcd fsyncs its WAL per commit, raw LevelDB writes with sync: true.',
     'Ratios against "etcd" use the better of the two etcd clients on each metric.',
     'Values read are views into the received message for every peer: the etcd clients decode bytes as Buffer slices, kvt reads with Serializers.bytesView.',
+    `Values written are ${s.valueBytes} bytes of random letters from ${VALUE_POOL_SIZE} distinct ones (ValueSource): a batch's values barely compress, so the storage that compresses (kvt, raw LevelDB) gains nothing over the one that does not (etcd).`,
     'raw LevelDB runs inside the benchmark process, so its "server CPU" is the whole process (driver included).',
     `Each case alternates its peers in ${s.rounds} rounds of ${s.measureMs / s.rounds / 1000} s (W6: ${s.w6DurationMs / s.rounds / 1000} s), each round led by another peer, and adds the rounds up: the shared 2-core machine speeds up and slows down by tens of per cent within minutes, and the rounds spread that over every peer alike. Absolute figures stay noisy; ratios are the point.`,
     `W6 runs at a fixed rate; ${args.full ? 'full mode: 30 s' : 'quick mode: 3 s'} per peer (\`--full\` for the 30 s of issue 5).`,
