@@ -8,7 +8,7 @@
 import * as fs from 'node:fs';
 import * as inspector from 'node:inspector';
 import * as path from 'node:path';
-import { cpuSecondsOf, processCpuSeconds } from './core/cpu';
+import { startCpuMeter } from './core/cpu';
 import { RunResult, runClosedLoop, runFixedRate } from './core/runner';
 import { loadDataset } from './datasets';
 import { startKvtCluster } from './peers/kvt-cluster';
@@ -61,23 +61,19 @@ export async function profileCase(spec: CaseSpec, s: BenchSettings, mode: 'quick
       const op = spec.operation(peer, s, {});
       await runFor(spec, op, s, ms / 3);
       const stopProfile = await profileSelf();
-      const cpu0 = cluster.pids.map(processCpuSeconds);
-      const self0 = cpuSecondsOf({ kind: 'self' });
+      const serverMeters = cluster.pids.map((pid) => startCpuMeter({ kind: 'pids', pids: () => [pid] }));
+      const clientMeter = startCpuMeter({ kind: 'self' });
       const fromUs = monotonicMicros();
       const run = await runFor(spec, op, s, ms);
       window = { fromUs, toUs: monotonicMicros() };
-      const self1 = cpuSecondsOf({ kind: 'self' });
-      const cpu1 = cluster.pids.map(processCpuSeconds);
+      const clientCpu = clientMeter();
+      const serverCpu = serverMeters.map((meter) => meter());
       client = await stopProfile();
       const perOp = (secs: number | undefined): string => (secs === undefined || run.ops === 0 ? '?' : ((secs * 1e6) / run.ops).toFixed(1));
-      const servers = cluster.pids.map((pid, i) => {
-        const a = cpu0[i];
-        const b = cpu1[i];
-        return `${cluster.roles.get(pid)} ${perOp(a === undefined || b === undefined ? undefined : b - a)}`;
-      });
+      const servers = cluster.pids.map((pid, i) => `${cluster.roles.get(pid)} ${perOp(serverCpu[i])}`);
       lines.push(
         `profile of ${spec.id} (kvt alone, a separate ${ms / 1000} s run under --cpu-prof after the measured ones, not in any figure): ` +
-          `${Math.round((run.units / run.elapsedMs) * 1000)} ${spec.unit}/s; CPU µs per operation: client ${perOp(self0 === undefined || self1 === undefined ? undefined : self1 - self0)}, ${servers.join(', ')}`,
+          `${Math.round((run.units / run.elapsedMs) * 1000)} ${spec.unit}/s; CPU µs per operation: client ${perOp(clientCpu)}, ${servers.join(', ')}`,
       );
     } finally {
       await peer.close();

@@ -7,7 +7,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { helpText, OptionSpec, parseOptions, ParsedOptions, UsageError } from '../proto/runtime/flags';
-import { SEGMENT_STORE_NODE_FLAGS } from '../proto/runtime/node-flags';
+import { nodeFlagsFor } from '../proto/runtime/node-flags';
 
 export const CLUSTER_OPTIONS: readonly OptionSpec[] = [
   { flag: 'data-dir', env: 'DATA_DIR', kind: 'string', default: './data', description: 'directory holding controller/ and segmentstore-<i>/' },
@@ -45,8 +45,7 @@ interface Child {
 }
 
 function launch(name: string, args: string[], env: NodeJS.ProcessEnv = {}): Child {
-  const nodeFlags = args[0] === 'segmentstore' ? SEGMENT_STORE_NODE_FLAGS : [];
-  const proc = spawn(process.execPath, [...nodeFlags, LAUNCHER, ...args], { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, ...env } });
+  const proc = spawn(process.execPath, [...nodeFlagsFor(args), LAUNCHER, ...args], { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, ...env } });
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   return { name, proc, exited };
 }

@@ -2,6 +2,7 @@
  * Serializers turn keys and values into bytes and back. Keys are compared as unsigned bytes, so the
  * serializer defines the key order seen by iterators.
  */
+import { writeUtf8 } from '../proto/wire';
 
 /** Turns values of type T into bytes and back. */
 export interface Serializer<T> {
@@ -21,23 +22,14 @@ function asBuffer(bytes: Uint8Array): Buffer {
   return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
-/** Strings up to this many UTF-16 units are tried as ASCII first (see encodeUtf8). */
-const SHORT_STRING = 48;
-
 /**
- * `Buffer.from(text, 'utf8')`, but a short ASCII string (most keys) is written by a JS loop: half the
- * cost of the native call, which was ~10% of the client's busy time in putAll (bench W4). ASCII is
- * its own UTF-8; the first unit above 0x7f falls back to the native encoder.
+ * `Buffer.from(text, 'utf8')`, but a short ASCII string (most keys) is written by writeUtf8's JS loop:
+ * about half the cost of the native call, which was ~10% of the client's busy time in putAll (bench W4).
  */
 export function encodeUtf8(text: string): Buffer {
-  const n = text.length;
-  if (n > SHORT_STRING) return Buffer.from(text, 'utf8');
-  const out = Buffer.allocUnsafe(n);
-  for (let i = 0; i < n; i++) {
-    const c = text.charCodeAt(i);
-    if (c > 0x7f) return Buffer.from(text, 'utf8');
-    out[i] = c;
-  }
+  const length = Buffer.byteLength(text, 'utf8');
+  const out = Buffer.allocUnsafe(length);
+  writeUtf8(out, 0, text, length);
   return out;
 }
 

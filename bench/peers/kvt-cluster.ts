@@ -6,7 +6,7 @@
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import * as path from 'node:path';
-import { SEGMENT_STORE_NODE_FLAGS } from '../../proto/runtime/node-flags';
+import { nodeFlagsFor } from '../../proto/runtime/node-flags';
 import { LineWatcher, makeTempDir, parseJsonLine, removeDir, stopChild } from '../core/processes';
 import { repoRoot } from './peer';
 
@@ -36,7 +36,7 @@ interface Spawned {
 
 function spawnKvt(args: string[], profileDir?: string): Spawned {
   // Stores run with the node flags `kvt cluster` gives them, so the benchmark measures what users run.
-  const nodeArgs = [...(args[0] === 'segmentstore' ? SEGMENT_STORE_NODE_FLAGS : []), ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [])];
+  const nodeArgs = [...nodeFlagsFor(args), ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [])];
   const child = spawn(process.execPath, [...nodeArgs, path.join(repoRoot(), 'bin', 'kvt.js'), ...args], {
     cwd: repoRoot(),
     stdio: ['ignore', 'pipe', 'pipe'],

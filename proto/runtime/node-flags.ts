@@ -13,6 +13,11 @@
  */
 export const SEGMENT_STORE_NODE_FLAGS: readonly string[] = ['--initial-old-space-size=128'];
 
+/** The node flags to start `kvt <args>` with: the store's for `segmentstore`, none for the rest. */
+export function nodeFlagsFor(args: readonly string[]): readonly string[] {
+  return args[0] === 'segmentstore' ? SEGMENT_STORE_NODE_FLAGS : [];
+}
+
 /** The flags of {@link SEGMENT_STORE_NODE_FLAGS} that `execArgv` (this process's node flags) lacks. */
 export function missingNodeFlags(execArgv: readonly string[] = process.execArgv, wanted: readonly string[] = SEGMENT_STORE_NODE_FLAGS): string[] {
   const given = execArgv.map((a) => a.split('=')[0].replace(/_/g, '-'));

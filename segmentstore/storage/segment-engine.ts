@@ -42,8 +42,6 @@ export interface GetInput {
   keys?: { family?: string; key?: Uint8Array }[];
 }
 
-export { UpdateOutcome } from './update-stager';
-
 /** Thrown by {@link SegmentEngine.open} when another process holds the LevelDB lock. */
 export class StorageLockedError extends Error {
   override readonly name = 'StorageLockedError';

@@ -39,9 +39,10 @@ export interface ModificationInput {
   rangePrefix?: Uint8Array;
 }
 
-/** `source[start, end)` as a Buffer sharing its memory. */
+/** `source[start, end)` as a Buffer sharing its memory (`source` itself when that is all of it). */
 export function viewOf(source: Buffer, start: number, end: number): Buffer {
-  return end === start ? EMPTY : Buffer.from(source.buffer, source.byteOffset + start, end - start);
+  if (end === start) return EMPTY;
+  return start === 0 && end === source.length ? source : Buffer.from(source.buffer, source.byteOffset + start, end - start);
 }
 
 /**
@@ -118,11 +119,11 @@ export class CheckedModification {
   }
 
   get key(): Buffer {
-    return (this.keyView ??= this.keyStart === 0 && this.keyEnd === this.keySource.length ? this.keySource : viewOf(this.keySource, this.keyStart, this.keyEnd));
+    return (this.keyView ??= viewOf(this.keySource, this.keyStart, this.keyEnd));
   }
 
   get value(): Buffer {
-    return (this.valueView ??= this.valueStart === 0 && this.valueEnd === this.valueSource.length ? this.valueSource : viewOf(this.valueSource, this.valueStart, this.valueEnd));
+    return (this.valueView ??= viewOf(this.valueSource, this.valueStart, this.valueEnd));
   }
 }
 

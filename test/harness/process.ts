@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { SEGMENT_STORE_NODE_FLAGS } from '../../proto/runtime/node-flags';
+import { nodeFlagsFor } from '../../proto/runtime/node-flags';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 export const KVT_BIN = path.join(REPO_ROOT, 'bin', 'kvt.js');
@@ -111,8 +111,7 @@ export class KvtProcess {
 /** Spawns `kvt <args>` without waiting for anything. */
 export function spawnKvt(args: string[], env: NodeJS.ProcessEnv = {}): KvtProcess {
   // Stores run with the node flags `kvt cluster` gives them.
-  const nodeFlags = args[0] === 'segmentstore' ? SEGMENT_STORE_NODE_FLAGS : [];
-  const child = spawn(process.execPath, [...nodeFlags, KVT_BIN, ...args], {
+  const child = spawn(process.execPath, [...nodeFlagsFor(args), KVT_BIN, ...args], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
