@@ -25,6 +25,8 @@ export interface SegmentStoreConfig {
   expirySweepIntervalMs: number;
   /** MiB of recently written key-family chunks kept in memory (writes to them need no read). @default 64 */
   chunkCacheMb: number;
+  /** MiB LevelDB buffers in memory before writing a table file (its memtable). @default 64 */
+  writeBufferMb: number;
   /** First retry delay of registration while the controller is unreachable. @default 200 */
   registerRetryMinMs: number;
   /** Largest retry delay of registration. @default 5000 */
@@ -50,6 +52,7 @@ export function defaultSegmentStoreConfig(): SegmentStoreConfig {
     logLevel: 'info',
     expirySweepIntervalMs: 1000,
     chunkCacheMb: 64,
+    writeBufferMb: 64,
     registerRetryMinMs: 200,
     registerRetryMaxMs: 5000,
   };
@@ -67,6 +70,7 @@ export const SEGMENT_STORE_OPTIONS: readonly OptionSpec[] = [
   { flag: 'log-level', env: 'LOG_LEVEL', kind: 'string', default: d.logLevel, description: 'debug | info | warn | error' },
   { flag: 'expiry-sweep-interval-ms', env: 'EXPIRY_SWEEP_INTERVAL_MS', kind: 'int', default: d.expirySweepIntervalMs, min: 0, max: 86_400_000, description: 'how often expired entries are removed (0 = never)' },
   { flag: 'chunk-cache-mb', env: 'CHUNK_CACHE_MB', kind: 'int', default: d.chunkCacheMb, min: 0, max: 1_048_576, description: 'MiB of recently written key-family chunks kept in memory' },
+  { flag: 'write-buffer-mb', env: 'WRITE_BUFFER_MB', kind: 'int', default: d.writeBufferMb, min: 1, max: 1024, description: 'MiB LevelDB buffers in memory (its memtable) before writing a table file' },
   { flag: 'register-retry-min-ms', env: 'REGISTER_RETRY_MIN_MS', kind: 'int', default: d.registerRetryMinMs, min: 10, max: 60_000, description: 'first delay between registration attempts' },
   { flag: 'register-retry-max-ms', env: 'REGISTER_RETRY_MAX_MS', kind: 'int', default: d.registerRetryMaxMs, min: 10, max: 600_000, description: 'largest delay between registration attempts' },
   { flag: 'tls-cert', env: 'TLS_CERT', kind: 'string', description: 'PEM certificate file: serve TLS (needs --tls-key)' },
@@ -107,6 +111,7 @@ export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv 
     logLevel: logLevel as LogLevel,
     expirySweepIntervalMs: Number(o['expiry-sweep-interval-ms']),
     chunkCacheMb: Number(o['chunk-cache-mb']),
+    writeBufferMb: Number(o['write-buffer-mb']),
     registerRetryMinMs: Number(o['register-retry-min-ms']),
     registerRetryMaxMs: Number(o['register-retry-max-ms']),
     tlsCert: optional(o['tls-cert']),

@@ -136,6 +136,7 @@ export class SegmentStoreServer {
       this.engineRef = await SegmentEngine.open(path.join(dataDir, 'leveldb'), {
         expirySweepIntervalMs: this.config.expirySweepIntervalMs,
         chunkCacheBytes: this.config.chunkCacheMb * 1024 * 1024,
+        writeBufferBytes: this.config.writeBufferMb * 1024 * 1024,
         onBackgroundError: (err, task) => this.log.error('background task failed', { task, err }),
         onStorageFailure: (err) => {
           this.log.error('storage write failed: refusing every call; restart the segment store to recover', { err });

@@ -1,9 +1,11 @@
 /**
  * The limit: classic-level in this process, every write with `sync: true` (the same durability the
  * servers give). Versions are a per-key counter kept in memory next to the store, checked and bumped
- * synchronously so a conditional write cannot interleave with another.
+ * synchronously so a conditional write cannot interleave with another. LevelDB gets the segment
+ * store's memtable size, so kvt / raw compares the work done around the same engine settings.
  */
 import { ClassicLevel } from 'classic-level';
+import { DEFAULT_WRITE_BUFFER_BYTES } from '../../segmentstore/storage/segment-engine';
 import { makeTempDir, removeDir } from '../core/processes';
 import { BatchEntry, Peer, VersionedValue } from './peer';
 
@@ -25,7 +27,7 @@ export class RawLevelPeer implements Peer {
   /** Opens a fresh store. */
   static async open(): Promise<RawLevelPeer> {
     const dir = makeTempDir('raw');
-    const db = new ClassicLevel<string, Buffer>(dir, { keyEncoding: 'utf8', valueEncoding: 'buffer' });
+    const db = new ClassicLevel<string, Buffer>(dir, { keyEncoding: 'utf8', valueEncoding: 'buffer', writeBufferSize: DEFAULT_WRITE_BUFFER_BYTES });
     await db.open();
     return new RawLevelPeer(db, dir);
   }

@@ -52,6 +52,8 @@ export class StorageLockedError extends Error {
 }
 
 const EMPTY = Buffer.alloc(0);
+/** Default LevelDB memtable size (see SegmentEngineOptions.writeBufferBytes for why 64 MiB). */
+export const DEFAULT_WRITE_BUFFER_BYTES = 64 * 1024 * 1024;
 /** The "batch" of an empty update: nothing to write, already durable. */
 const NOTHING_TO_COMMIT = new CommitBatch();
 NOTHING_TO_COMMIT.resolve();
@@ -98,7 +100,11 @@ export class SegmentEngine {
    * @throws StorageLockedError when another process has the database open.
    */
   static async open(location: string, options: SegmentEngineOptions = {}): Promise<SegmentEngine> {
-    const db = new ClassicLevel<Buffer, Buffer>(location, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+    const db = new ClassicLevel<Buffer, Buffer>(location, {
+      keyEncoding: 'buffer',
+      valueEncoding: 'buffer',
+      writeBufferSize: options.writeBufferBytes ?? DEFAULT_WRITE_BUFFER_BYTES,
+    });
     try {
       await db.open();
     } catch (err) {

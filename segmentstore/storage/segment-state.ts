@@ -49,6 +49,13 @@ export interface SegmentEngineOptions {
   /** Bytes of recently written family chunks kept in memory (writes to them need no read). @default 64 MiB */
   chunkCacheBytes?: number;
   /**
+   * Bytes LevelDB buffers in its memtable before writing a table file. @default 64 MiB
+   * Why larger than LevelDB's 4 MiB: a flush writes every version in the memtable, and each four
+   * flushes are compacted into level 1; with overwrites (a busy family is rewritten chunk by chunk),
+   * a bigger memtable means fewer compactions that each rewrite the same live data.
+   */
+  writeBufferBytes?: number;
+  /**
    * Called once when a LevelDB write fails. The engine then refuses every call (UNAVAILABLE) until it
    * is closed and opened again, which lets LevelDB recover its log (see group-commit.ts for why).
    */

@@ -10,6 +10,14 @@ describe('segment store config', () => {
     expect(loadConfig(['--help'], {}).help).toBe(true);
   });
 
+  it('sizes LevelDB\'s memtable in MiB, 64 by default', () => {
+    expect(loadConfig([], {}).config.writeBufferMb).toBe(64);
+    expect(loadConfig([], { KVT_SEGMENTSTORE_WRITE_BUFFER_MB: '8' }).config.writeBufferMb).toBe(8);
+    expect(loadConfig(['--write-buffer-mb', '256'], { KVT_SEGMENTSTORE_WRITE_BUFFER_MB: '8' }).config.writeBufferMb).toBe(256);
+    expect(() => loadConfig(['--write-buffer-mb', '0'], {})).toThrow('--write-buffer-mb is 0; the minimum is 1');
+    expect(() => loadConfig(['--write-buffer-mb', '2048'], {})).toThrow('--write-buffer-mb is 2048; the maximum is 1024');
+  });
+
   it('rejects bad values naming the option', () => {
     expect(() => loadConfig(['--port', '70000'], {})).toThrow('--port is 70000; the maximum is 65535');
     expect(() => loadConfig(['--controller', 'nope'], {})).toThrow('--controller must be host:port; got "nope"');

@@ -1,5 +1,6 @@
 /** The storage conformance suite against the in-process engine, plus engine-only behaviour. */
 import { afterEach, describe, expect, it } from 'vitest';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { failNextChainedWrite } from '../../harness/leveldb-faults';
 import { tempDir } from '../../harness/process';
@@ -128,5 +129,27 @@ describe('SegmentEngine', () => {
     const before = engine.commitStats.flushes;
     await Promise.all(Array.from({ length: 200 }, (_, i) => engine.update({ segmentId: '1', modifications: [{ key: Buffer.from(`k${i}`), value: Buffer.from('v') }] })));
     expect(engine.commitStats.flushes - before).toBeLessThan(10);
+  });
+
+  it('sizes LevelDB\'s memtable by writeBufferBytes: 6 MiB of writes stay in memory at the 64 MiB default, not at 1 MiB', async () => {
+    const tables = (location: string) => fs.readdirSync(location).filter((f) => f.endsWith('.ldb'));
+    const value = Buffer.alloc(64 * 1024, 'v');
+    for (const writeBufferBytes of [undefined, 1024 * 1024]) {
+      const dir = tempDir();
+      cleanup.push(dir.dispose);
+      const location = path.join(dir.path, 'db');
+      const engine = await SegmentEngine.open(location, { expirySweepIntervalMs: 0, writeBufferBytes });
+      cleanup.push(() => engine.close());
+      await engine.createSegment('1');
+      for (let i = 0; i < 96; i++) await engine.update({ segmentId: '1', modifications: [{ key: Buffer.from(`k${i}`), value }] });
+      if (writeBufferBytes === undefined) {
+        expect(tables(location)).toEqual([]);
+        continue;
+      }
+      // A full memtable is written to a level-0 table by LevelDB's background thread.
+      const deadline = Date.now() + 10_000;
+      while (tables(location).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(tables(location).length).toBeGreaterThan(0);
+    }
   });
 });
