@@ -74,7 +74,7 @@ export function encodeChunk(entries: readonly ChunkEntry[]): Buffer {
 }
 
 /** Writes one entry (header, key, value) at `at`; returns where the next one starts. */
-export function writeChunkEntry(out: Buffer, at: number, key: Uint8Array, value: Uint8Array, sequence: number, expiresAt: number): number {
+function writeChunkEntry(out: Buffer, at: number, key: Uint8Array, value: Uint8Array, sequence: number, expiresAt: number): number {
   at = writeEntryHeader(out, at, key.length, value.length, sequence, expiresAt);
   out.set(key, at);
   at += key.length;
@@ -102,11 +102,6 @@ export function copyRange(out: Buffer, at: number, source: Buffer, start: number
 /** Stored bytes of the entry of `record` that starts at `at` (header included). */
 export function storedEntryBytes(record: Buffer, at: number): number {
   return CHUNK_ENTRY_HEADER_BYTES + ((record[at] << 8) | record[at + 1]) + record.readUInt32BE(at + 2);
-}
-
-/** Compares the bytes `buf[start, end)` with `key`, unsigned bytewise: negative, 0 or positive. */
-export function compareKeyAt(buf: Buffer, start: number, end: number, key: Uint8Array): number {
-  return compareRanges(buf, start, end, key, 0, key.length);
 }
 
 /** Compares `a[aStart, aEnd)` with `b[bStart, bEnd)`, unsigned bytewise: negative, 0 or positive. */

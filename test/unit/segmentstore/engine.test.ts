@@ -134,7 +134,8 @@ describe('SegmentEngine', () => {
   it('sizes LevelDB\'s memtable by writeBufferBytes: 6 MiB of writes stay in memory at the 64 MiB default, not at 1 MiB', async () => {
     const tables = (location: string) => fs.readdirSync(location).filter((f) => f.endsWith('.ldb'));
     const value = Buffer.alloc(64 * 1024, 'v');
-    for (const writeBufferBytes of [undefined, 1024 * 1024]) {
+    /** Opens an engine with `writeBufferBytes`, writes 96 × 64 KiB and returns its LevelDB directory (left open). */
+    async function writeSixMiB(writeBufferBytes: number | undefined): Promise<string> {
       const dir = tempDir();
       cleanup.push(dir.dispose);
       const location = path.join(dir.path, 'db');
@@ -142,14 +143,14 @@ describe('SegmentEngine', () => {
       cleanup.push(() => engine.close());
       await engine.createSegment('1');
       for (let i = 0; i < 96; i++) await engine.update({ segmentId: '1', modifications: [{ key: Buffer.from(`k${i}`), value }] });
-      if (writeBufferBytes === undefined) {
-        expect(tables(location)).toEqual([]);
-        continue;
-      }
-      // A full memtable is written to a level-0 table by LevelDB's background thread.
-      const deadline = Date.now() + 10_000;
-      while (tables(location).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-      expect(tables(location).length).toBeGreaterThan(0);
+      return location;
     }
+
+    expect(tables(await writeSixMiB(undefined))).toEqual([]);
+    // A full memtable is written to a level-0 table by LevelDB's background thread.
+    const small = await writeSixMiB(1024 * 1024);
+    const deadline = Date.now() + 10_000;
+    while (tables(small).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(tables(small).length).toBeGreaterThan(0);
   });
 });
