@@ -10,6 +10,7 @@
  * bytes are those the service's `encodeIterateResponse` makes of the object page (tested).
  */
 import { varintSize } from '../../proto/wire';
+import { copyRange } from './chunk-codec';
 import type { Page } from './page-reader';
 
 const EMPTY = Buffer.alloc(0);
@@ -87,16 +88,6 @@ function decimalLength(n: number): number {
   return len;
 }
 
-/**
- * Copies `from[start, end)` to `to` at `at`; returns the end. Short ranges (keys) byte by byte:
- * Buffer#copy costs ~100 ns of checks per call here, a loop over 12 bytes a third of that.
- */
-function copyRange(from: Buffer, start: number, end: number, to: Buffer, at: number): number {
-  if (end - start > 32) return at + from.copy(to, at, start, end);
-  for (let i = start; i < end; i++) to[at++] = from[i];
-  return at;
-}
-
 /** Tag + length + payload of an Entry's bytes field (left out when empty, as proto3 does). */
 const bytesField = (len: number): number => (len > 0 ? 1 + varintSize(len) + len : 0);
 
@@ -143,12 +134,12 @@ export class WirePageSink extends CappedSink<Buffer> {
       if (keyLen > 0) {
         out[at++] = (2 << 3) | 2;
         varint(keyLen);
-        at = copyRange(record, r[i + 1], r[i + 2], out, at);
+        at = copyRange(out, at, record, r[i + 1], r[i + 2]);
       }
       if (valueLen > 0) {
         out[at++] = (3 << 3) | 2;
         varint(valueLen);
-        at = copyRange(record, r[i + 3], r[i + 4], out, at);
+        at = copyRange(out, at, record, r[i + 3], r[i + 4]);
       }
       out[at++] = (4 << 3) | 2;
       out[at++] = digits;
