@@ -73,7 +73,8 @@ const VALUE_STRIDE = 256;
  * - 100 values drawn for a batch repeat about 5 times between them, so a chunk record or a LevelDB
  *   block of them barely compresses. kvt's and raw LevelDB's storage compresses blocks (snappy) and
  *   etcd's does not; the former pool of 64 values repeated inside every block and made kvt's W4
- *   12–16% faster in alternating runs: a gain of the synthetic data, not of kvt;
+ *   faster in alternating runs (9–10% at da687c8, 6% in 8 rounds on 2026-11-23): a gain of the
+ *   synthetic data, not of kvt;
  * - the values lie in one ~256 KiB buffer and their views were made one after another, so they stay
  *   in a core's cache like a real client's freshly made values. A view cut per pick (tried) cost
  *   the driver ~7% of its busy time, and a per-entry cost in the driver weighs most on the fastest peer.
