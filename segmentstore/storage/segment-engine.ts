@@ -25,7 +25,7 @@ import { FamilyStore } from './family-store';
 import { readPage } from './page-reader';
 import { FamilyPageSink, ObjectPageSink, WirePageSink } from './page-sink';
 import { SegmentCatalog } from './segment-catalog';
-import { EngineState, SegmentEngineOptions, SegmentState } from './segment-state';
+import { DEFAULT_WRITE_BUFFER_BYTES, EngineState, SegmentEngineOptions, SegmentState } from './segment-state';
 import { needsRead, readForUpdate, StageContext, StagedUpdate, stageUpdate, storageKeys, UpdateKeys, UpdateOutcome } from './update-stager';
 import { ascendingKeys } from './chunk-merge';
 import { CheckedIterate, CheckedModification, checkDuplicates, checkGetKeys, checkIterate, checkModifications, checkScan, checkSegmentId, IterateInput, ModificationInput, ScanInput } from './validation';
@@ -52,8 +52,6 @@ export class StorageLockedError extends Error {
 }
 
 const EMPTY = Buffer.alloc(0);
-/** Default LevelDB memtable size (see SegmentEngineOptions.writeBufferBytes for why 64 MiB). */
-export const DEFAULT_WRITE_BUFFER_BYTES = 64 * 1024 * 1024;
 /** The "batch" of an empty update: nothing to write, already durable. */
 const NOTHING_TO_COMMIT = new CommitBatch();
 NOTHING_TO_COMMIT.resolve();

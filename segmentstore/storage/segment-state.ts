@@ -34,6 +34,9 @@ export class SegmentState {
   }
 }
 
+/** Default LevelDB memtable size (see SegmentEngineOptions.writeBufferBytes for why 64 MiB); the store's `--write-buffer-mb` defaults to it. */
+export const DEFAULT_WRITE_BUFFER_BYTES = 64 * 1024 * 1024;
+
 /** Options of {@link SegmentEngine.open}. */
 export interface SegmentEngineOptions {
   /** The store's clock for expiry, ms since the epoch. @default Date.now */
