@@ -6,7 +6,7 @@ import { checkTokenFlags } from '../proto/runtime/auth';
 import { helpText, OptionSpec, parseOptions, UsageError } from '../proto/runtime/flags';
 import { checkTlsFlags } from '../proto/runtime/tls';
 import type { LogLevel } from '../proto/runtime/log';
-import { DEFAULT_WRITE_BUFFER_BYTES } from './storage/segment-state';
+import { DEFAULT_CHUNK_CACHE_BYTES, DEFAULT_WRITE_BUFFER_BYTES } from './storage/segment-state';
 
 /** Effective configuration of one segment-store process. */
 export interface SegmentStoreConfig {
@@ -52,7 +52,7 @@ export function defaultSegmentStoreConfig(): SegmentStoreConfig {
     dataDir: './data/segmentstore-0',
     logLevel: 'info',
     expirySweepIntervalMs: 1000,
-    chunkCacheMb: 64,
+    chunkCacheMb: DEFAULT_CHUNK_CACHE_BYTES / (1024 * 1024),
     writeBufferMb: DEFAULT_WRITE_BUFFER_BYTES / (1024 * 1024),
     registerRetryMinMs: 200,
     registerRetryMaxMs: 5000,

@@ -20,15 +20,13 @@ import type { CommitBatch } from './group-commit';
 import { expiryKey, familyPrefix, NS_DATA, prefixSuccessor } from './key-codec';
 import { inBounds, KeyBounds, userBounds } from './key-range';
 import type { OverlayEntry } from './overlay';
-import { SegmentState } from './segment-state';
+import { DEFAULT_CHUNK_CACHE_BYTES, SegmentState } from './segment-state';
 import { checkCondition, checkConditions, ensureSequenceRecord, StageContext, StagedUpdate } from './update-stager';
 import { CheckedModification } from './validation';
 
 const EMPTY = Buffer.alloc(0);
 const DATA_FAMILY = 0x46; // 'F'
 
-/** Default bytes of chunk records kept in memory after they were written. */
-export const DEFAULT_CHUNK_CACHE_BYTES = 64 * 1024 * 1024;
 /** A family of at most this many chunks is loaded with its records in one read. */
 const SMALL_FAMILY_CHUNKS = 4;
 /** Default bytes of family directories kept in memory. */

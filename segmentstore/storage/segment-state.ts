@@ -34,6 +34,9 @@ export class SegmentState {
   }
 }
 
+/** Default bytes of recently written family chunks kept in memory; the store's `--chunk-cache-mb` defaults to it. */
+export const DEFAULT_CHUNK_CACHE_BYTES = 64 * 1024 * 1024;
+
 /** Default LevelDB memtable size (see SegmentEngineOptions.writeBufferBytes for why 64 MiB); the store's `--write-buffer-mb` defaults to it. */
 export const DEFAULT_WRITE_BUFFER_BYTES = 64 * 1024 * 1024;
 
