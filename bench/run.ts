@@ -8,6 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { VALUE_POOL_SIZE } from './core/keys';
 import { BenchRun, CaseResult } from './core/result';
+import { checkKeepProfiles, DEFAULT_KEEP_PROFILES, pruneProfiles } from './core/retention';
 import { Contender, measureCaseInRounds, warmUpPeer } from './measure';
 import { etcdVersion } from './peers/etcd-node';
 import { PEER_NAMES, PeerName, repoRoot } from './peers/peer';
@@ -38,6 +39,8 @@ interface Args {
   profile: boolean;
   /** Profile each case whose target was missed in a separate kvt-only run (default on). */
   profileMissed: boolean;
+  /** Profile directories kept in bench/results after the run (see core/retention.ts). */
+  keepProfiles: number;
   only?: string[];
   peers: PeerName[];
 }
@@ -50,16 +53,24 @@ const HELP = `usage: npm run bench -- [--full] [--profile] [--only W1,W3] [--pee
               what the profile shows to the report; profiles go to bench/results/profile-<time>-<case>/)
   --only      run only these workloads or cases (W1, W1-64, W2-zipf, …)
   --peers     run only these peers
+  --keep-profiles N
+              profile directories kept in bench/results after the run, the newest (default ${DEFAULT_KEEP_PROFILES});
+              older ones are removed, the results' JSON files never
   --report F  rewrite bench/report.md and report.svg from results file F without running`;
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { full: false, profile: false, profileMissed: true, peers: [...PEER_NAMES] };
+  const args: Args = { full: false, profile: false, profileMissed: true, peers: [...PEER_NAMES], keepProfiles: DEFAULT_KEEP_PROFILES };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--full') args.full = true;
     else if (a === '--profile') args.profile = true;
     else if (a === '--no-profile-missed') args.profileMissed = false;
     else if (a === '--report') args.report = argv[++i];
+    else if (a === '--keep-profiles') {
+      const given = argv[++i];
+      args.keepProfiles = given === undefined || given.trim() === '' ? NaN : Number(given);
+      checkKeepProfiles(args.keepProfiles, given ?? '');
+    }
     else if (a === '--only') args.only = (argv[++i] ?? '').split(',').filter(Boolean);
     else if (a === '--peers') args.peers = (argv[++i] ?? '').split(',').filter(Boolean) as PeerName[];
     else if (a === '--help' || a === '-h') {
@@ -191,6 +202,8 @@ async function main(argv: string[]): Promise<void> {
   if (args.profileMissed && !args.profile) run.notes.push(...(await profileMissedCases(run, s, startedAt)));
   run.durationSec = (Date.now() - started) / 1000;
   writeOutputs(run);
+  const removed = pruneProfiles(path.join(repoRoot(), 'bench', 'results'), args.keepProfiles);
+  if (removed.length > 0) log(`removed ${removed.length} older profile director${removed.length === 1 ? 'y' : 'ies'} (--keep-profiles ${args.keepProfiles}): ${removed.join(', ')}`);
 }
 
 if (require.main === module) {
