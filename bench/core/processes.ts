@@ -21,13 +21,45 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Creates a fresh directory under the OS temp dir. */
+/**
+ * What this process started and must not leave behind: children still running and temp dirs not yet
+ * removed. The normal path stops and removes them itself; these sets cover an abrupt exit (an uncaught
+ * error, `process.exit`), when no async cleanup can run: the 'exit' hook kills and removes what is
+ * left, synchronously. Without it an EPIPE on stdout (`npm run bench | head`) left etcd, the kvt
+ * controller and the stores running with their data dirs.
+ */
+const liveChildren = new Set<ChildProcess>();
+const liveDirs = new Set<string>();
+let exitHooked = false;
+
+function hookExit(): void {
+  if (exitHooked) return;
+  exitHooked = true;
+  process.on('exit', () => {
+    for (const child of liveChildren) child.kill('SIGKILL');
+    for (const dir of liveDirs) fs.rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+  });
+}
+
+/** Registers `child` to be killed (SIGKILL) if this process exits while it still runs; returns it. */
+export function killOnExit<T extends ChildProcess>(child: T): T {
+  hookExit();
+  liveChildren.add(child);
+  child.once('exit', () => liveChildren.delete(child));
+  return child;
+}
+
+/** Creates a fresh directory under the OS temp dir (removed on exit unless {@link removeDir} did). */
 export function makeTempDir(prefix: string): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), `kvt-bench-${prefix}-`));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `kvt-bench-${prefix}-`));
+  hookExit();
+  liveDirs.add(dir);
+  return dir;
 }
 
 /** Removes a directory tree, ignoring errors (best-effort cleanup). */
 export function removeDir(dir: string): void {
+  liveDirs.delete(dir);
   fs.rmSync(dir, { recursive: true, force: true });
 }
 

@@ -6,7 +6,7 @@
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import * as http from 'node:http';
 import * as path from 'node:path';
-import { LineWatcher, freePort, makeTempDir, removeDir, stopChild } from '../core/processes';
+import { LineWatcher, freePort, killOnExit, makeTempDir, removeDir, stopChild } from '../core/processes';
 import { repoRoot } from './peer';
 
 /** Options for {@link startEtcd}. */
@@ -96,7 +96,7 @@ export async function startEtcd(options: EtcdNodeOptions = {}): Promise<EtcdNode
   if (!version) throw new Error(`etcd not found (run scripts/install-etcd.sh)`);
   const dataDir = makeTempDir('etcd');
   const [clientPort, peerPort] = [await freePort(), await freePort()];
-  const child = spawn(binary, etcdArgs(dataDir, clientPort, peerPort), { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = killOnExit(spawn(binary, etcdArgs(dataDir, clientPort, peerPort), { stdio: ['ignore', 'pipe', 'pipe'] }));
   const watcher = new LineWatcher(child, [child.stdout!, child.stderr!]);
   const stop = async (): Promise<void> => {
     await stopChild(child);

@@ -7,7 +7,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { nodeFlagsFor } from '../../proto/runtime/node-flags';
-import { LineWatcher, makeTempDir, parseJsonLine, removeDir, stopChild } from '../core/processes';
+import { killOnExit, LineWatcher, makeTempDir, parseJsonLine, removeDir, stopChild } from '../core/processes';
 import { repoRoot } from './peer';
 
 /** Options for {@link startKvtCluster}. */
@@ -37,10 +37,9 @@ interface Spawned {
 function spawnKvt(args: string[], profileDir?: string): Spawned {
   // Stores run with the node flags `kvt cluster` gives them, so the benchmark measures what users run.
   const nodeArgs = [...nodeFlagsFor(args), ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [])];
-  const child = spawn(process.execPath, [...nodeArgs, path.join(repoRoot(), 'bin', 'kvt.js'), ...args], {
-    cwd: repoRoot(),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = killOnExit(
+    spawn(process.execPath, [...nodeArgs, path.join(repoRoot(), 'bin', 'kvt.js'), ...args], { cwd: repoRoot(), stdio: ['ignore', 'pipe', 'pipe'] }),
+  );
   return { child, watcher: new LineWatcher(child, [child.stdout!, child.stderr!]) };
 }
 
