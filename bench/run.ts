@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { VALUE_POOL_SIZE } from './core/keys';
 import { BenchRun, CaseResult } from './core/result';
-import { checkKeepProfiles, DEFAULT_KEEP_PROFILES, pruneProfiles } from './core/retention';
+import { DEFAULT_KEEP_PROFILES, parseKeepProfiles, pruneProfiles } from './core/retention';
 import { Contender, measureCaseInRounds, warmUpPeer } from './measure';
 import { etcdVersion } from './peers/etcd-node';
 import { PEER_NAMES, PeerName, repoRoot } from './peers/peer';
@@ -66,11 +66,7 @@ function parseArgs(argv: string[]): Args {
     else if (a === '--profile') args.profile = true;
     else if (a === '--no-profile-missed') args.profileMissed = false;
     else if (a === '--report') args.report = argv[++i];
-    else if (a === '--keep-profiles') {
-      const given = argv[++i];
-      args.keepProfiles = given === undefined || given.trim() === '' ? NaN : Number(given);
-      checkKeepProfiles(args.keepProfiles, given ?? '');
-    }
+    else if (a === '--keep-profiles') args.keepProfiles = parseKeepProfiles(argv[++i]);
     else if (a === '--only') args.only = (argv[++i] ?? '').split(',').filter(Boolean);
     else if (a === '--peers') args.peers = (argv[++i] ?? '').split(',').filter(Boolean) as PeerName[];
     else if (a === '--help' || a === '-h') {

@@ -17,6 +17,14 @@ export function checkKeepProfiles(keep: number, given?: string): void {
   if (!Number.isInteger(keep) || keep < 0) throw new RangeError(`--keep-profiles must be an integer ≥ 0, got ${given === undefined ? keep : JSON.stringify(given)}`);
 }
 
+/** The count given to `--keep-profiles` (`undefined` when the flag ended the command line). */
+export function parseKeepProfiles(given: string | undefined): number {
+  // Number('') is 0: a missing or blank value must not quietly mean "keep none".
+  const keep = given === undefined || given.trim() === '' ? NaN : Number(given);
+  checkKeepProfiles(keep, given ?? '');
+  return keep;
+}
+
 /**
  * Removes all but the newest `keep` profile directories in `resultsDir` (their names start with the
  * run's time, so name order is time order); returns the names removed, oldest first.
