@@ -20,7 +20,7 @@ import type { RoutingTable } from './internal/routing';
 import { iteratePages } from './internal/table-iterator';
 import type { PageItemBuilder } from './internal/wire-codec';
 import { TableTransport } from './internal/table-transport';
-import { EncodedModifications, MODIFICATION_TYPES, UpdateEncoder } from './internal/update-encoder';
+import { EncodedModifications, MODIFICATION_TYPES, NO_TTL, UpdateEncoder } from './internal/update-encoder';
 import { versionsOf } from './internal/update-versions';
 import {
   checkBatchBytes, checkBatchCount, checkFamily, checkKey, checkPageSize, checkTtl, checkValue, checkVersion, DuplicateKeyCheck,
@@ -258,7 +258,7 @@ export class KeyValueTable<K, V> implements AsyncDisposable {
       }
       case 'remove': {
         const key = this.serializeKey(m.key, familyLength, i);
-        encoder.add(MODIFICATION_TYPES.REMOVE, key, EMPTY, checkVersion(m.version, i), '0');
+        encoder.add(MODIFICATION_TYPES.REMOVE, key, EMPTY, checkVersion(m.version, i), NO_TTL);
         return key;
       }
       default:

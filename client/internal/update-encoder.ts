@@ -15,6 +15,13 @@ import type { Version } from '../version';
 
 const EMPTY: Buffer = Buffer.alloc(0);
 
+/**
+ * The wire ttl of a modification that never expires: the field is left out (proto3's default), which
+ * the store reads as no expiry. Sending "0" said the same in 3 more bytes per modification, and the
+ * store decoded one string more for each.
+ */
+export const NO_TTL = '';
+
 /** Wire numbers of `Modification.Type`. */
 export const MODIFICATION_TYPES = { PUT: 0, INSERT: 1, REMOVE: 2, REMOVE_RANGE: 3 } as const satisfies Record<Modification['type'], number>;
 
@@ -115,7 +122,7 @@ export class UpdateEncoder {
   /** REMOVE_RANGE bounds (from, to, prefix) by index; allocated on the first range. */
   private ranges: (readonly [Uint8Array, Uint8Array, Uint8Array])[] | undefined;
   /** The last ttl added and its field: a batch's modifications nearly always share one. */
-  private lastTtl = '';
+  private lastTtl = NO_TTL;
   private lastTtlField = EMPTY;
   private count = 0;
   private total = 0;
@@ -135,7 +142,7 @@ export class UpdateEncoder {
     this.sizes = new Array<number>(capacity);
   }
 
-  /** Adds a PUT, INSERT or REMOVE; `ttlMs` is the wire string ("0" = never expires). */
+  /** Adds a PUT, INSERT or REMOVE; `ttlMs` is the wire string ({@link NO_TTL} = never expires). */
   add(type: number, key: Uint8Array, value: Uint8Array, condition: Version | undefined, ttlMs: string): void {
     const i = this.count++;
     if (ttlMs !== this.lastTtl) {
@@ -159,7 +166,7 @@ export class UpdateEncoder {
   /** Adds a REMOVE_RANGE with its (possibly empty, i.e. open) bounds. */
   addRange(from: Uint8Array, to: Uint8Array, prefix: Uint8Array): void {
     const i = this.count;
-    this.add(MODIFICATION_TYPES.REMOVE_RANGE, EMPTY, EMPTY, undefined, '0');
+    this.add(MODIFICATION_TYPES.REMOVE_RANGE, EMPTY, EMPTY, undefined, NO_TTL);
     this.ranges ??= [];
     this.ranges[i] = [from, to, prefix];
     const extra = bytesFieldSize(from) + bytesFieldSize(to) + bytesFieldSize(prefix);

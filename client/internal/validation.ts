@@ -9,6 +9,7 @@ import {
 import { InvalidArgumentError } from '../errors';
 import { Version } from '../version';
 import { describeKey } from './status-to-error';
+import { NO_TTL } from './update-encoder';
 
 /** Checks a key family (null = none) and returns its UTF-8 length. */
 export function checkFamily(family: string | null, required = false, operation = ''): number {
@@ -57,9 +58,9 @@ export function checkVersion(version: unknown, index = -1): Version | undefined 
   return version;
 }
 
-/** Checks an optional `{ ttlMs }` and returns it as the wire string ("0" = never expires). */
+/** Checks an optional `{ ttlMs }` and returns it as the wire string ({@link NO_TTL} = never expires). */
 export function checkTtl(ttlMs: number | undefined, index = -1): string {
-  if (ttlMs === undefined || ttlMs === null) return '0';
+  if (ttlMs === undefined || ttlMs === null) return NO_TTL;
   if (typeof ttlMs !== 'number' || !Number.isSafeInteger(ttlMs)) throw new InvalidArgumentError(`ttlMs must be an integer number of milliseconds, got ${String(ttlMs)}`, at(index));
   if (ttlMs < 1) throw new InvalidArgumentError(`ttlMs is ${ttlMs}; the minimum is 1`, at(index));
   return String(ttlMs);

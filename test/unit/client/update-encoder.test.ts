@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { UpdateEncoder, MODIFICATION_TYPES } from '../../../client/internal/update-encoder';
-import { DuplicateKeyCheck } from '../../../client/internal/validation';
+import { UpdateEncoder, MODIFICATION_TYPES, NO_TTL } from '../../../client/internal/update-encoder';
+import { checkTtl, DuplicateKeyCheck } from '../../../client/internal/validation';
 import { encodeExecuteRequest } from '../../../client/internal/wire-codec';
 import { InvalidArgumentError } from '../../../client/errors';
 import { Version } from '../../../client/version';
@@ -23,7 +23,7 @@ describe('UpdateEncoder', () => {
     const rand = rng(11);
     const families = ['', 'f', 'bf-3-12', 'é-ü', 'y'.repeat(32), 'x'.repeat(200)];
     const versions = [undefined, Version.NO_VERSION, Version.NOT_EXISTS, Version.of('7', '123'), Version.of('18446744073709551615', '9007199254740993')];
-    const ttls = ['0', '0', '1', '86400000', '123456789012'];
+    const ttls = [NO_TTL, NO_TTL, '0', '1', '86400000', '123456789012'];
     for (let round = 0; round < 200; round++) {
       const family = families[Math.floor(rand() * families.length)];
       const n = 1 + Math.floor(rand() * 12);
@@ -34,13 +34,13 @@ describe('UpdateEncoder', () => {
         if (type === 'REMOVE_RANGE') {
           const [from, to, prefix] = [bytes(rand, 6), bytes(rand, 6), bytes(rand, 6)];
           encoder.addRange(from, to, prefix);
-          objects.push({ ...wireModification(type, family, EMPTY, EMPTY, undefined, '0'), rangeFrom: from, rangeTo: to, rangePrefix: prefix });
+          objects.push({ ...wireModification(type, family, EMPTY, EMPTY, undefined, NO_TTL), rangeFrom: from, rangeTo: to, rangePrefix: prefix });
           continue;
         }
         const key = bytes(rand, rand() < 0.1 ? 400 : 20);
         const value = type === 'REMOVE' ? EMPTY : bytes(rand, rand() < 0.1 ? 20_000 : 150);
         const version = type === 'INSERT' ? undefined : versions[Math.floor(rand() * versions.length)];
-        const ttl = type === 'REMOVE' ? '0' : ttls[Math.floor(rand() * ttls.length)];
+        const ttl = type === 'REMOVE' ? NO_TTL : ttls[Math.floor(rand() * ttls.length)];
         encoder.add(MODIFICATION_TYPES[type], key, value, version, ttl);
         objects.push(wireModification(type, family, key, value, version, ttl));
       }
@@ -50,6 +50,17 @@ describe('UpdateEncoder', () => {
       const theirs = encodeExecuteRequest({ requests: [{ update: { segmentId: '42', modifications: objects } }] });
       expect(ours.equals(theirs)).toBe(true);
     }
+  });
+
+  it('leaves the ttl field out of a modification that never expires (proto3 default, read as no expiry)', () => {
+    expect(checkTtl(undefined)).toBe(NO_TTL);
+    const never = new UpdateEncoder('f', 1);
+    never.add(MODIFICATION_TYPES.PUT, Buffer.from('k'), Buffer.from('v'), undefined, checkTtl(undefined));
+    // field 2 (11 bytes): family "f", key "k", value "v", and no field 6.
+    expect([...never.finish().bytes]).toEqual([0x12, 9, 0x12, 1, 0x66, 0x1a, 1, 0x6b, 0x22, 1, 0x76]);
+    const expiring = new UpdateEncoder('f', 1);
+    expiring.add(MODIFICATION_TYPES.PUT, Buffer.from('k'), Buffer.from('v'), undefined, checkTtl(5000));
+    expect([...expiring.finish().bytes]).toEqual([0x12, 15, 0x12, 1, 0x66, 0x1a, 1, 0x6b, 0x22, 1, 0x76, 0x32, 4, 0x35, 0x30, 0x30, 0x30]);
   });
 
   it('tracks the key + value bytes and whether the batch may be applied twice', () => {
