@@ -151,16 +151,41 @@ export function startSegmentStore(
   return startKvt(args, { readyMsg: 'segment store started', env });
 }
 
-/** A loopback port that was free a moment ago (for processes that must be told their port up front). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** The first port of the kernel's ephemeral range (where `listen(0)` and outgoing connections get theirs). */
+function ephemeralLow(): number {
+  try {
+    const low = Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    if (Number.isInteger(low) && low > 0) return low;
+  } catch {
+    // not Linux: use the IANA range's start
+  }
+  return 49152;
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
+}
+
+const STABLE_PORTS_FROM = 10_000;
+
+/**
+ * A loopback port that was free a moment ago, for a process that must be told its port up front or
+ * that is stopped and started again on the same port. It lies below the kernel's ephemeral range:
+ * the kernel never hands such a port to a `listen(0)` or to an outgoing connection, so another test
+ * running in parallel cannot take it while the process is down (a port from `listen(0)` could be,
+ * and a restart on it then failed with the port taken).
+ */
+export async function freePort(): Promise<number> {
+  const low = ephemeralLow();
+  for (let attempt = 0; attempt < 100 && low > STABLE_PORTS_FROM + 1_000; attempt++) {
+    const port = STABLE_PORTS_FROM + Math.floor(Math.random() * (low - STABLE_PORTS_FROM));
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free loopback port between ${STABLE_PORTS_FROM} and ${low} after 100 tries`);
 }
 
 /** A fresh temp directory, removed by `dispose()`. */
@@ -180,7 +205,9 @@ export class TestCluster {
 
   static async start(options: { stores?: number; root?: string; controllerArgs?: string[]; storeArgs?: string[] } = {}): Promise<TestCluster> {
     const root = options.root ?? fs.mkdtempSync(path.join(os.tmpdir(), 'kvt-cluster-'));
-    const controller = await startController(path.join(root, 'controller'), options.controllerArgs);
+    // On a stable port, so that restartController(port) finds it free again.
+    const controllerArgs = ['--port', String(await freePort()), ...(options.controllerArgs ?? [])];
+    const controller = await startController(path.join(root, 'controller'), controllerArgs);
     const stores: KvtProcess[] = [];
     try {
       for (let i = 0; i < (options.stores ?? 2); i++) {

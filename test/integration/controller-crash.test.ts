@@ -7,7 +7,7 @@
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ListTablesResponse, Routing, TableInfo } from '../../proto/messages';
-import { KvtProcess, startController, startSegmentStore, tempDir } from '../harness/process';
+import { freePort, KvtProcess, startController, startSegmentStore, tempDir } from '../harness/process';
 import { compareIds, controllerClient, failureOf, RpcClient, segmentStoreClient, storeSegments, waitFor } from './controller-helpers';
 
 const PAUSE_ENV = { KVT_CONTROLLER_TEST_PAUSE_AFTER_SEGMENT_MS: '3000' };
@@ -22,7 +22,7 @@ class CrashCluster {
   constructor(readonly root: string) {}
 
   async start(env?: NodeJS.ProcessEnv): Promise<RpcClient> {
-    const client = await this.startController(0, env);
+    const client = await this.startController(await freePort(), env); // stable: restarted on it
     for (const i of [0, 1]) {
       const store = await startSegmentStore(path.join(this.root, `store-${i}`), this.controller.address);
       this.stores.push(store);
@@ -32,7 +32,7 @@ class CrashCluster {
     return client;
   }
 
-  /** Starts the controller on `port` (0 = any), returning a fresh client. */
+  /** Starts the controller on `port`, returning a fresh client. */
   async startController(port: number, env?: NodeJS.ProcessEnv): Promise<RpcClient> {
     this.controller = await startController(path.join(this.root, 'controller'), ['--port', String(port), '--resume-interval-ms', '200'], env);
     const client = controllerClient(this.controller.address);

@@ -4,7 +4,7 @@ import * as grpc from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import { GRPC_CHANNEL_OPTIONS, kvtPackage } from '../../proto/load';
 import type { ListSegmentStoresResponse } from '../../proto/messages';
-import { KvtProcess, startKvt, startSegmentStore, tempDir } from '../harness/process';
+import { freePort, KvtProcess, startKvt, startSegmentStore, tempDir } from '../harness/process';
 
 function startControllerOn(dataDir: string, port: number): Promise<KvtProcess> {
   return startKvt(['controller', '--port', String(port), '--data-dir', dataDir, '--heartbeat-interval-ms', '200'], { readyMsg: 'controller started' });
@@ -34,7 +34,7 @@ describe('kvt segmentstore --controller', () => {
   it('waits for an unreachable controller, registers, heartbeats, and registers again after a controller restart', async () => {
     using dir = tempDir('kvt-ss-reg-');
     const controllerDir = path.join(dir.path, 'controller');
-    let controller = await startControllerOn(controllerDir, 0);
+    let controller = await startControllerOn(controllerDir, await freePort());
     const port = controller.port;
     expect(await controller.stop()).toBe(0);
 
