@@ -9,18 +9,10 @@ import { GRPC_CHANNEL_OPTIONS, kvtPackage } from '../../proto/load';
 import type { Routing, ScanResponse } from '../../proto/messages';
 import { partitionIndex, routingPoint } from '../../client/internal/hashing';
 import type { Version } from '../../client';
+import { seededRandom } from '../../bench/core/keys';
 
 /** A small seeded PRNG (mulberry32): the same seed gives the same sequence, so failures replay. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const mulberry32 = seededRandom;
 
 /** What the oracle knows of one key: the last acknowledged state and writes of unknown outcome since. */
 interface KeyState {
