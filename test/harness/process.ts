@@ -181,7 +181,8 @@ const STABLE_PORTS_FROM = 10_000;
  */
 export async function freePort(): Promise<number> {
   const low = ephemeralLow();
-  for (let attempt = 0; attempt < 100 && low > STABLE_PORTS_FROM + 1_000; attempt++) {
+  if (low <= STABLE_PORTS_FROM + 1_000) throw new Error(`the ephemeral port range starts at ${low}; freePort needs it above ${STABLE_PORTS_FROM + 1_000}`);
+  for (let attempt = 0; attempt < 100; attempt++) {
     const port = STABLE_PORTS_FROM + Math.floor(Math.random() * (low - STABLE_PORTS_FROM));
     if (await canListen(port)) return port;
   }
