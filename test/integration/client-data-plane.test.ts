@@ -245,6 +245,21 @@ describe('KeyValueTable', () => {
       expect(stats.calls - before.calls).toBeLessThanOrEqual(2);
     });
 
+    it('shares large batches queued together between the calls it may have in flight', async () => {
+      const stats = (factory as unknown as { coalescer: { stats: { calls: number; subRequests: number; operations: number } } }).coalescer.stats;
+      await table.put('co-big', 'warm-up', 'v');
+      const value = 'x'.repeat(1000);
+      const before = { ...stats };
+      // 16 batches of ~20 KB for one store, both calls free: two calls of 8 batches. One call of all 16
+      // would make the store write them in one flush while the next batches wait to be staged.
+      const versions = await Promise.all(Array.from({ length: 16 }, (_, b) => table.putAll('co-big', Array.from({ length: 20 }, (_, i) => [`b${b}-${i}`, value] as const))));
+      expect(stats.operations - before.operations).toBe(16);
+      expect(stats.calls - before.calls).toBe(2);
+      expect(new Set(versions.map((v) => v[0].segmentId)).size).toBe(1);
+      const got = await table.getAll('co-big', Array.from({ length: 16 }, (_, b) => `b${b}-19`));
+      expect(got.every((e) => e?.value === value)).toBe(true);
+    });
+
     it('works the same with Execute as unary calls instead of stream messages (coalescing.streams = false)', async () => {
       const unary = KeyValueTableFactory.withScope('dp', { controller: cluster.controllerAddress, coalescing: { streams: false } });
       try {
