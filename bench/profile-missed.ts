@@ -47,10 +47,10 @@ function runFor(spec: CaseSpec, op: ReturnType<CaseSpec['operation']>, s: BenchS
  * operation of the client and of each server, and each one's hottest functions in the window.
  * Profiles are kept in `dir`.
  */
-export async function profileCase(spec: CaseSpec, s: BenchSettings, mode: 'quick' | 'full', dir: string, loadTimeoutMs: number): Promise<string[]> {
+export async function profileCase(spec: CaseSpec, s: BenchSettings, mode: 'quick' | 'full', dir: string, loadTimeoutMs: number, segmentStores: number): Promise<string[]> {
   fs.mkdirSync(dir, { recursive: true });
   const ms = PROFILE_MS[mode];
-  const cluster = await startKvtCluster({ profileDir: dir });
+  const cluster = await startKvtCluster({ profileDir: dir, segmentStores });
   let window: TimeWindow | undefined;
   const lines: string[] = [];
   let client: CpuProfile | undefined;

@@ -11,6 +11,7 @@ import { BenchRun, CaseResult } from './core/result';
 import { DEFAULT_KEEP_PROFILES, parseKeepProfiles, pruneProfiles } from './core/retention';
 import { Contender, measureCaseInRounds, warmUpPeer } from './measure';
 import { etcdVersion } from './peers/etcd-node';
+import { DEFAULT_SEGMENT_STORES, MAX_SEGMENT_STORES, parseSegmentStores } from './peers/kvt-cluster';
 import { PEER_NAMES, PeerName, repoRoot } from './peers/peer';
 import { allRatios, evaluateTargets } from './report/analysis';
 import { profileCase } from './profile-missed';
@@ -43,6 +44,8 @@ interface Args {
   keepProfiles: number;
   only?: string[];
   peers: PeerName[];
+  /** Segment stores of the kvt cluster. */
+  segmentStores: number;
 }
 
 const HELP = `usage: npm run bench -- [--full] [--profile] [--only W1,W3] [--peers kvt,etcd3,etcd-grpc,raw]
@@ -53,13 +56,17 @@ const HELP = `usage: npm run bench -- [--full] [--profile] [--only W1,W3] [--pee
               what the profile shows to the report; profiles go to bench/results/profile-<time>-<case>/)
   --only      run only these workloads or cases (W1, W1-64, W2-zipf, …)
   --peers     run only these peers
+  --segment-stores N
+              segment stores in the kvt cluster, 1 to ${MAX_SEGMENT_STORES} (default ${DEFAULT_SEGMENT_STORES}, as \`npm start\`)
   --keep-profiles N
               profile directories kept in bench/results after the run, the newest (default ${DEFAULT_KEEP_PROFILES});
               older ones are removed, the results' JSON files never
   --report F  rewrite bench/report.md and report.svg from results file F without running`;
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { full: false, profile: false, profileMissed: true, peers: [...PEER_NAMES], keepProfiles: DEFAULT_KEEP_PROFILES };
+  const args: Args = {
+    full: false, profile: false, profileMissed: true, peers: [...PEER_NAMES], keepProfiles: DEFAULT_KEEP_PROFILES, segmentStores: DEFAULT_SEGMENT_STORES,
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--full') args.full = true;
@@ -67,6 +74,7 @@ function parseArgs(argv: string[]): Args {
     else if (a === '--no-profile-missed') args.profileMissed = false;
     else if (a === '--report') args.report = argv[++i];
     else if (a === '--keep-profiles') args.keepProfiles = parseKeepProfiles(argv[++i]);
+    else if (a === '--segment-stores') args.segmentStores = parseSegmentStores(argv[++i]);
     else if (a === '--only') args.only = (argv[++i] ?? '').split(',').filter(Boolean);
     else if (a === '--peers') args.peers = (argv[++i] ?? '').split(',').filter(Boolean) as PeerName[];
     else if (a === '--help' || a === '-h') {
@@ -128,6 +136,7 @@ function notesFor(args: Args, s: BenchSettings, session: Session, profileDir?: s
     'Ratios against "etcd" use the better of the two etcd clients on each metric.',
     'Values read are views into the received message for every peer: the etcd clients decode bytes as Buffer slices, kvt reads with Serializers.bytesView.',
     `Values written are ${s.valueBytes} bytes of random letters from ${VALUE_POOL_SIZE} distinct ones (ValueSource): a batch's values barely compress, so the storage that compresses (kvt, raw LevelDB) gains nothing over the one that does not (etcd).`,
+    `kvt runs as one controller and ${args.segmentStores} segment store${args.segmentStores === 1 ? '' : 's'} (\`--segment-stores\`), each a process of its own.`,
     'raw LevelDB runs inside the benchmark process, so its "server CPU" is the whole process (driver included).',
     `Each case alternates its peers in ${s.rounds} rounds of ${s.measureMs / s.rounds / 1000} s (W6: ${s.w6DurationMs / s.rounds / 1000} s), each round led by another peer, and adds the rounds up: the shared 2-core machine speeds up and slows down by tens of per cent within minutes, and the rounds spread that over every peer alike. Absolute figures stay noisy; ratios are the point.`,
     `W6 runs at a fixed rate; ${args.full ? 'full mode: 30 s' : 'quick mode: 3 s'} per peer (\`--full\` for the 30 s of issue 5).`,
@@ -138,7 +147,7 @@ function notesFor(args: Args, s: BenchSettings, session: Session, profileDir?: s
 }
 
 /** Profiles (kvt alone) every case with a missed target that kvt ran in; see profile-missed.ts. */
-async function profileMissedCases(run: BenchRun, s: BenchSettings, startedAt: string): Promise<string[]> {
+async function profileMissedCases(run: BenchRun, s: BenchSettings, startedAt: string, segmentStores: number): Promise<string[]> {
   const ran = new Set(run.cases.filter((c) => c.peers.kvt && !('missing' in c.peers.kvt)).map((c) => c.id));
   const missed = [...new Set(evaluateTargets(run).filter((t) => t.met === false && ran.has(t.target.caseId)).map((t) => t.target.caseId))];
   const notes: string[] = [];
@@ -147,7 +156,7 @@ async function profileMissedCases(run: BenchRun, s: BenchSettings, startedAt: st
     const dir = path.join(repoRoot(), 'bench', 'results', `profile-${startedAt.replace(/[:.]/g, '-')}-${id}`);
     log(`${id}: target missed; profiling kvt alone (${path.relative(repoRoot(), dir)})`);
     try {
-      notes.push(...(await profileCase(spec, s, run.mode, dir, run.mode === 'full' ? 300_000 : 60_000)));
+      notes.push(...(await profileCase(spec, s, run.mode, dir, run.mode === 'full' ? 300_000 : 60_000, segmentStores)));
     } catch (err) {
       notes.push(`profiling ${id} failed: ${err instanceof Error ? err.message : String(err)}`);
     }
@@ -180,7 +189,7 @@ async function main(argv: string[]): Promise<void> {
   const started = Date.now();
   const startedAt = new Date(started).toISOString();
   const profileDir = args.profile ? path.join(repoRoot(), 'bench', 'results', `profile-${startedAt.replace(/[:.]/g, '-')}`) : undefined;
-  const session = await Session.start({ peers: args.peers, profileDir, loadTimeoutMs: args.full ? 300_000 : 60_000, log });
+  const session = await Session.start({ peers: args.peers, profileDir, segmentStores: args.segmentStores, loadTimeoutMs: args.full ? 300_000 : 60_000, log });
   const stopOnSignal = (): void => void session.stop().finally(() => process.exit(130));
   process.once('SIGINT', stopOnSignal);
   process.once('SIGTERM', stopOnSignal);
@@ -193,9 +202,9 @@ async function main(argv: string[]): Promise<void> {
   const run: BenchRun = {
     startedAt, mode: args.full ? 'full' : 'quick', durationSec: (Date.now() - started) / 1000,
     machine: { cpus: os.cpus().length, node: process.version, platform: `${os.platform()} ${os.release()}`, etcd: etcdVersion() },
-    settings: { ...s }, cases, notes: notesFor(args, s, session, profileDir),
+    settings: { ...s, segmentStores: args.segmentStores }, cases, notes: notesFor(args, s, session, profileDir),
   };
-  if (args.profileMissed && !args.profile) run.notes.push(...(await profileMissedCases(run, s, startedAt)));
+  if (args.profileMissed && !args.profile) run.notes.push(...(await profileMissedCases(run, s, startedAt, args.segmentStores)));
   run.durationSec = (Date.now() - started) / 1000;
   writeOutputs(run);
   const removed = pruneProfiles(path.join(repoRoot(), 'bench', 'results'), args.keepProfiles);

@@ -18,6 +18,8 @@ export interface SessionOptions {
   peers: readonly PeerName[];
   /** Passed to the kvt servers as `--cpu-prof-dir`. */
   profileDir?: string;
+  /** Segment stores of the kvt cluster. */
+  segmentStores: number;
   /** Bound on loading one dataset into one server. */
   loadTimeoutMs: number;
   log: (line: string) => void;
@@ -79,7 +81,7 @@ export class Session {
   private async startKvtPeer(): Promise<void> {
     if (!this.opts.peers.includes('kvt')) return;
     await this.attempt('kvt', async () => {
-      this.kvt = await startKvtCluster({ profileDir: this.opts.profileDir });
+      this.kvt = await startKvtCluster({ profileDir: this.opts.profileDir, segmentStores: this.opts.segmentStores });
       this.opts.log(`kvt: controller on ${this.kvt.controller}, pids ${this.kvt.pids.join(' ')}`);
       return KvtPeer.open(this.kvt);
     });

@@ -10,9 +10,23 @@ import { nodeFlagsFor } from '../../proto/runtime/node-flags';
 import { killOnExit, LineWatcher, makeTempDir, parseJsonLine, removeDir, stopChild } from '../core/processes';
 import { repoRoot } from './peer';
 
+/** Segment stores of the benchmark's cluster unless `--segment-stores` says otherwise (as `npm start`). */
+export const DEFAULT_SEGMENT_STORES = 2;
+/** Most segment stores `--segment-stores` takes (each is a process on this machine). */
+export const MAX_SEGMENT_STORES = 8;
+
+/** The count given to `--segment-stores` (`undefined` when the flag ended the command line). */
+export function parseSegmentStores(given: string | undefined): number {
+  const n = given === undefined || given.trim() === '' ? NaN : Number(given);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_SEGMENT_STORES) {
+    throw new RangeError(`--segment-stores must be an integer from 1 to ${MAX_SEGMENT_STORES}, got ${JSON.stringify(given ?? '')}`);
+  }
+  return n;
+}
+
 /** Options for {@link startKvtCluster}. */
 export interface KvtClusterOptions {
-  /** @default 2 */
+  /** @default DEFAULT_SEGMENT_STORES */
   segmentStores?: number;
   /** Run the servers under `node --cpu-prof --cpu-prof-dir <profileDir>`. */
   profileDir?: string;
@@ -62,7 +76,7 @@ export async function startKvtCluster(options: KvtClusterOptions = {}): Promise<
     const ctl = spawnKvt(['controller', '--port', '0', '--data-dir', path.join(root, 'controller')], options.profileDir);
     procs.push(ctl);
     const controller = `127.0.0.1:${await readyPort(ctl, 'controller started', timeoutMs)}`;
-    for (let i = 0; i < (options.segmentStores ?? 2); i++) {
+    for (let i = 0; i < (options.segmentStores ?? DEFAULT_SEGMENT_STORES); i++) {
       const dir = path.join(root, `segmentstore-${i}`);
       procs.push(spawnKvt(['segmentstore', '--port', '0', '--data-dir', dir, '--controller', controller], options.profileDir));
     }
