@@ -10,7 +10,7 @@ import { Connections } from './internal/connections';
 import { RoutingCache } from './internal/routing';
 import { TableTransport } from './internal/table-transport';
 import { KeyValueTable } from './key-value-table';
-import { defaultKeyValueTableFactoryOptions, KeyValueTableFactoryInput, KeyValueTableFactoryOptions, mergeOptions } from './options';
+import { checkFactoryOptions, defaultKeyValueTableFactoryOptions, KeyValueTableFactoryInput, KeyValueTableFactoryOptions, mergeOptions } from './options';
 import type { Serializer } from './serializers';
 
 /** Serializers of a table's keys and values. */
@@ -45,11 +45,13 @@ export class KeyValueTableFactory implements AsyncDisposable {
 
   /**
    * A factory for the tables of `scope`.
-   * @throws InvalidArgumentError when the scope name is invalid.
+   * @throws InvalidArgumentError when the scope name or an option is invalid (the message names it and its limit).
    */
   static withScope(scope: string, options: KeyValueTableFactoryInput = {}): KeyValueTableFactory {
     checkName('scope', scope);
-    return new KeyValueTableFactory(scope, mergeOptions(defaultKeyValueTableFactoryOptions(), options as Partial<KeyValueTableFactoryOptions>));
+    const merged = mergeOptions(defaultKeyValueTableFactoryOptions(), options as Partial<KeyValueTableFactoryOptions>);
+    checkFactoryOptions(merged);
+    return new KeyValueTableFactory(scope, merged);
   }
 
   /**

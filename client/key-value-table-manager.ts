@@ -14,7 +14,7 @@ import { callUnary, Connections } from './internal/connections';
 import { backoffMs, isTransient, sleep, surelyNotSent } from './internal/retry';
 import { toKvtError } from './internal/status-to-error';
 import { checkName } from './key-value-table-factory';
-import { ClientOptions, defaultClientOptions, mergeOptions } from './options';
+import { checkClientOptions, ClientOptions, defaultClientOptions, mergeOptions } from './options';
 
 /** The configuration of a key-value table. */
 export interface KeyValueTableConfiguration {
@@ -57,6 +57,7 @@ export class KeyValueTableManager implements AsyncDisposable {
 
   constructor(options: Partial<KeyValueTableManagerOptions> = {}) {
     this.options = mergeOptions(defaultClientOptions(), options);
+    checkClientOptions(this.options);
     this.connections = new Connections(this.options.controller, { tls: this.options.tls, token: this.options.token });
   }
 

@@ -1,5 +1,7 @@
 /** Options shared by the manager and the factory. */
+import { MAX_MESSAGE_BYTES } from '../proto/limits';
 import type { ClientTlsOptions } from '../proto/runtime/tls';
+import { InvalidArgumentError } from './errors';
 import { CoalescerOptions, defaultCoalescerOptions } from './internal/coalescer';
 import { defaultRetryOptions, RetryOptions } from './internal/retry';
 
@@ -50,6 +52,56 @@ export function defaultClientOptions(): ClientOptions {
 /** The defaults of {@link KeyValueTableFactoryOptions}. */
 export function defaultKeyValueTableFactoryOptions(): KeyValueTableFactoryOptions {
   return { ...defaultClientOptions(), coalescing: defaultCoalescerOptions() };
+}
+
+/** Longest delay a Node timer takes (2^31 − 1 ms, ~24.8 days); longer ones fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+/** Most Execute calls in flight per store and sub-requests per call the coalescer accepts. */
+const MAX_IN_FLIGHT = 1024;
+const MAX_SUB_REQUESTS = 100_000;
+
+function shown(value: unknown): string {
+  return typeof value === 'string' ? JSON.stringify(value) : String(value);
+}
+
+function refuse(field: string, value: unknown, rule: string): never {
+  throw new InvalidArgumentError(`${field} is ${shown(value)}; it must be ${rule}`);
+}
+
+function checkInteger(field: string, value: unknown, min: number, max: number): void {
+  if (!Number.isInteger(value) || (value as number) < min || (value as number) > max) refuse(field, value, `an integer from ${min} to ${max}`);
+}
+
+function checkMs(field: string, value: unknown, min: number): void {
+  if (typeof value !== 'number' || !(value >= min && value <= MAX_TIMER_MS)) refuse(field, value, `a number of milliseconds from ${min} to ${MAX_TIMER_MS}`);
+}
+
+/**
+ * Checks merged client options, so that a bad one fails where it is given, naming the option and its
+ * limit, and not later as a call that never goes out (`coalescing.maxInFlight` 0) or a TypeError from
+ * inside gRPC. @throws InvalidArgumentError
+ */
+export function checkClientOptions(o: ClientOptions): void {
+  if (typeof o.controller !== 'string' || o.controller === '' || /\s/.test(o.controller)) refuse('controller', o.controller, 'a non-empty host:port without spaces');
+  checkMs('timeoutMs', o.timeoutMs, 1);
+  checkInteger('retry.maxRetries', o.retry?.maxRetries, 0, 1000);
+  checkMs('retry.initialBackoffMs', o.retry.initialBackoffMs, 0);
+  const { initialBackoffMs, maxBackoffMs } = o.retry;
+  if (typeof maxBackoffMs !== 'number' || !(maxBackoffMs >= initialBackoffMs && maxBackoffMs <= MAX_TIMER_MS)) {
+    refuse('retry.maxBackoffMs', maxBackoffMs, `at least retry.initialBackoffMs (${initialBackoffMs}) and at most ${MAX_TIMER_MS}`);
+  }
+  if (o.token !== undefined && typeof o.token !== 'string') throw new InvalidArgumentError(`token is a ${typeof o.token}; it must be a string`);
+}
+
+/** {@link checkClientOptions}, and the coalescing options of a factory. @throws InvalidArgumentError */
+export function checkFactoryOptions(o: KeyValueTableFactoryOptions): void {
+  checkClientOptions(o);
+  const c = o.coalescing;
+  checkInteger('coalescing.maxInFlight', c.maxInFlight, 1, MAX_IN_FLIGHT);
+  checkInteger('coalescing.maxSubRequests', c.maxSubRequests, 1, MAX_SUB_REQUESTS);
+  if (typeof c.maxBytes !== 'number' || !(c.maxBytes >= 1 && c.maxBytes <= MAX_MESSAGE_BYTES)) refuse('coalescing.maxBytes', c.maxBytes, `a number of bytes from 1 to ${MAX_MESSAGE_BYTES}`);
+  if (typeof c.splitBytes !== 'number' || !(c.splitBytes >= 0)) refuse('coalescing.splitBytes', c.splitBytes, 'a number of bytes ≥ 0 (Infinity: never split)');
+  if (typeof c.streams !== 'boolean') refuse('coalescing.streams', c.streams, 'true or false');
 }
 
 /** Merges partial options over the defaults (one level deep for nested option groups). */
