@@ -81,22 +81,32 @@ export class KeyValueTable<K, V> implements AsyncDisposable {
 
   /** Atomic unconditional upsert of many keys of one family; versions in input order. */
   async putAll(family: string, entries: Iterable<readonly [K, V]>, options?: TtlOptions): Promise<Version[]> {
-    const mods: TableModification<K, V>[] = [];
-    for (const [key, value] of entries) mods.push({ type: 'put', key, value, ttlMs: options?.ttlMs });
+    const list = listOf(entries, 'putAll', '[key, value] pairs');
+    const ttlMs = options?.ttlMs;
+    const mods = new Array<TableModification<K, V>>(list.length);
+    for (let i = 0; i < list.length; i++) {
+      const e = list[i];
+      if (!Array.isArray(e)) throw new InvalidArgumentError(`putAll entry ${i} must be a [key, value] pair, got ${kindOf(e)}`, { index: i });
+      mods[i] = { type: 'put', key: e[0], value: e[1], ttlMs };
+    }
     return (await this.updateAs('putAll', family, mods)) as Version[];
   }
 
   /** Atomic conditional upsert: each entry may carry a version or NOT_EXISTS; the error names the failing key. */
   async replaceAll(family: string, entries: Iterable<TableEntryUpdate<K, V>>): Promise<Version[]> {
-    const mods: TableModification<K, V>[] = [];
-    for (const e of entries) mods.push({ type: 'put', key: e.key, value: e.value, version: e.version });
+    const mods = listOf(entries, 'replaceAll', 'entries').map((e, i): TableModification<K, V> => {
+      if (e === null || typeof e !== 'object') throw new InvalidArgumentError(`replaceAll entry ${i} must be an object { key, value, version? }, got ${kindOf(e)}`, { index: i });
+      return { type: 'put', key: e.key, value: e.value, version: e.version };
+    });
     return (await this.updateAs('replaceAll', family, mods)) as Version[];
   }
 
   /** Atomic removal of many keys of one family, each optionally conditional. */
   async removeAll(family: string, keys: Iterable<TableKey<K>>): Promise<void> {
-    const mods: TableModification<K, V>[] = [];
-    for (const k of keys) mods.push({ type: 'remove', key: k.key, version: k.version });
+    const mods = listOf(keys, 'removeAll', 'keys').map((k, i): TableModification<K, V> => {
+      if (k === null || typeof k !== 'object') throw new InvalidArgumentError(`removeAll entry ${i} must be an object { key, version? }, got ${kindOf(k)}`, { index: i });
+      return { type: 'remove', key: k.key, version: k.version };
+    });
     await this.updateAs('removeAll', family, mods);
   }
 
@@ -111,7 +121,7 @@ export class KeyValueTable<K, V> implements AsyncDisposable {
   private async updateAs(operation: string, family: string, modifications: Iterable<TableModification<K, V>>): Promise<(Version | null)[]> {
     this.checkOpen();
     const familyLength = checkFamily(family, true, operation);
-    const mods = Array.isArray(modifications) ? (modifications as TableModification<K, V>[]) : [...modifications];
+    const mods = listOf(modifications, operation, 'modifications');
     checkBatchCount(mods.length);
     if (mods.length === 0) return [];
     const batch = this.prepare(family, familyLength, mods);
@@ -132,7 +142,7 @@ export class KeyValueTable<K, V> implements AsyncDisposable {
   async getAll(family: string | null, keys: Iterable<K>): Promise<(TableEntry<K, V> | null)[]> {
     this.checkOpen();
     const familyLength = checkFamily(family);
-    const list = Array.isArray(keys) ? (keys as K[]) : [...keys];
+    const list = listOf(keys, 'getAll', 'keys');
     if (list.length === 0) return [];
     const bytes = list.map((k, i) => this.serializeKey(k, familyLength, i));
     const groups = family === null && list.length > 1 ? await this.groupByPartition(bytes) : [bytes.map((_, i) => i)];
@@ -360,6 +370,24 @@ export class KeyValueTable<K, V> implements AsyncDisposable {
   private checkOpen(): void {
     if (this.closed) throw new ObjectClosedError(`table ${this.name} is closed`, { table: this.name });
   }
+}
+
+/** What `value` is, for messages: its type, or null. */
+function kindOf(value: unknown): string {
+  return value === null ? 'null' : typeof value;
+}
+
+/**
+ * `items` as an array (arrays as they are).
+ * @throws InvalidArgumentError naming `operation` when `items` is not an iterable (a string, which
+ * iterates its characters, neither).
+ */
+function listOf<T>(items: Iterable<T>, operation: string, what: string): T[] {
+  if (Array.isArray(items)) return items;
+  if (items === null || typeof items !== 'object' || typeof (items as { [Symbol.iterator]?: unknown })[Symbol.iterator] !== 'function') {
+    throw new InvalidArgumentError(`${operation} takes an iterable of ${what}, got ${kindOf(items)}`);
+  }
+  return [...items];
 }
 
 function chunk<T>(items: T[], size: number): T[][] {

@@ -199,6 +199,24 @@ describe('KeyValueTable', () => {
       expect(await table.get('ser', 'a')).toBeNull();
     });
 
+    it('refuses batch arguments of the wrong shape with InvalidArgumentError naming the entry, and writes nothing', async () => {
+      const loose = table as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+      const cases: [Promise<unknown>, string, number | undefined][] = [
+        [loose.putAll('shape', 5), 'putAll takes an iterable of [key, value] pairs, got number', undefined],
+        [loose.putAll('shape', [['a', '1'], 5]), 'putAll entry 1 must be a [key, value] pair, got number', 1],
+        [loose.replaceAll('shape', [{ key: 'a', value: '1' }, null]), 'replaceAll entry 1 must be an object { key, value, version? }, got null', 1],
+        [loose.removeAll('shape', [{ key: 'a' }, 'b']), 'removeAll entry 1 must be an object { key, version? }, got string', 1],
+        [loose.update('shape', 'put'), 'update takes an iterable of modifications, got string', undefined],
+        [loose.getAll('shape', 7), 'getAll takes an iterable of keys, got number', undefined],
+      ];
+      for (const [call, message, index] of cases) {
+        const err = (await rejection(call)) as InvalidArgumentError;
+        expect(err, message).toBeInstanceOf(InvalidArgumentError);
+        expect([err.message, err.index]).toEqual([message, index]);
+      }
+      expect(await table.get('shape', 'a')).toBeNull();
+    });
+
     it('resolves an empty batch to []', async () => {
       expect(await table.putAll('empty', [])).toEqual([]);
       expect(await table.replaceAll('empty', [])).toEqual([]);
