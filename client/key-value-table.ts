@@ -288,9 +288,14 @@ export class KeyValueTable<K, V> implements AsyncDisposable {
     return versionsOf(response.update ?? undefined, modifications.types, segmentId);
   }
 
-  private pages<T>(family: string, options: IteratorOptions<K>, entries: boolean, builder: (segmentId: string) => PageItemBuilder<T>): AsyncIterable<IteratorItem<T>> {
+  private pages<T>(family: string, given: IteratorOptions<K> | null, entries: boolean, builder: (segmentId: string) => PageItemBuilder<T>): AsyncIterable<IteratorItem<T>> {
     this.checkOpen();
     checkFamily(family, true, entries ? 'entryIterator' : 'keyIterator');
+    const options = given ?? {};
+    for (const flag of ['reverse', 'toInclusive'] as const) {
+      const value: unknown = options[flag];
+      if (value !== undefined && typeof value !== 'boolean') throw new InvalidArgumentError(`${flag} is ${JSON.stringify(value)}; it must be true or false`);
+    }
     const state = options.fromState !== undefined ? decodeState(options.fromState, this.name, family, entries) : this.freshState(family, options, entries);
     const point = routingPoint(family, EMPTY);
     const transport = this.transport;

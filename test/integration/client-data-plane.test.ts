@@ -324,6 +324,17 @@ describe('KeyValueTable', () => {
       expect((await raw.get('bytes', entry.key))?.version.equals(entry.version)).toBe(true);
     });
 
+    it('refuses a reverse or toInclusive that is not a boolean, and takes null options as none', async () => {
+      const loose = raw as unknown as { keyIterator: (family: string, options: unknown) => AsyncIterable<IteratorItem<TableKey<Uint8Array>>> };
+      for (const [options, message] of [[{ reverse: 'yes' }, 'reverse is "yes"; it must be true or false'], [{ toInclusive: 1 }, 'toInclusive is 1; it must be true or false']] as const) {
+        const err = (await rejection(Promise.resolve().then(() => pagesOf(loose.keyIterator('bytes', options))))) as InvalidArgumentError;
+        expect(err).toBeInstanceOf(InvalidArgumentError);
+        expect(err.message).toBe(message);
+      }
+      const pages = await pagesOf(loose.keyIterator('bytes', null));
+      expect(pages.flatMap((p) => p.items.map((k) => hex(k.key)))).toEqual(sorted);
+    });
+
     it('iterates in reverse', async () => {
       const pages = await pagesOf(raw.keyIterator('bytes', { maxKeysAtOnce: 4, reverse: true }));
       expect(pages.flatMap((p) => p.items.map((k) => hex(k.key)))).toEqual([...sorted].reverse());
