@@ -23,7 +23,7 @@ import { TableTransport } from './internal/table-transport';
 import { EncodedModifications, MODIFICATION_TYPES, NO_TTL, UpdateEncoder } from './internal/update-encoder';
 import { versionsOf } from './internal/update-versions';
 import {
-  checkBatchBytes, checkBatchCount, checkFamily, checkKey, checkPageSize, checkTtl, checkValue, checkVersion, DuplicateKeyCheck,
+  checkBatchBytes, checkBatchCount, checkBoolean, checkFamily, checkKey, checkPageSize, checkTtl, checkValue, checkVersion, DuplicateKeyCheck,
 } from './internal/validation';
 import { rangeDeserializer, Serializer } from './serializers';
 import type { IteratorItem, IteratorOptions, TableEntry, TableEntryUpdate, TableKey, TableModification, TtlOptions } from './types';
@@ -292,10 +292,8 @@ export class KeyValueTable<K, V> implements AsyncDisposable {
     this.checkOpen();
     checkFamily(family, true, entries ? 'entryIterator' : 'keyIterator');
     const options = given ?? {};
-    for (const flag of ['reverse', 'toInclusive'] as const) {
-      const value: unknown = options[flag];
-      if (value !== undefined && typeof value !== 'boolean') throw new InvalidArgumentError(`${flag} is ${JSON.stringify(value)}; it must be true or false`);
-    }
+    checkBoolean('reverse', options.reverse);
+    checkBoolean('toInclusive', options.toInclusive);
     const state = options.fromState !== undefined ? decodeState(options.fromState, this.name, family, entries) : this.freshState(family, options, entries);
     const point = routingPoint(family, EMPTY);
     const transport = this.transport;

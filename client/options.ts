@@ -2,6 +2,7 @@
 import { MAX_MESSAGE_BYTES } from '../proto/limits';
 import type { ClientTlsOptions } from '../proto/runtime/tls';
 import { InvalidArgumentError } from './errors';
+import { checkBoolean, refuse } from './internal/validation';
 import { CoalescerOptions, defaultCoalescerOptions } from './internal/coalescer';
 import { defaultRetryOptions, RetryOptions } from './internal/retry';
 
@@ -60,14 +61,6 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 const MAX_IN_FLIGHT = 1024;
 const MAX_SUB_REQUESTS = 100_000;
 
-function shown(value: unknown): string {
-  return typeof value === 'string' ? JSON.stringify(value) : String(value);
-}
-
-function refuse(field: string, value: unknown, rule: string): never {
-  throw new InvalidArgumentError(`${field} is ${shown(value)}; it must be ${rule}`);
-}
-
 function checkInteger(field: string, value: unknown, min: number, max: number): void {
   if (!Number.isInteger(value) || (value as number) < min || (value as number) > max) refuse(field, value, `an integer from ${min} to ${max}`);
 }
@@ -84,7 +77,7 @@ function checkMs(field: string, value: unknown, min: number): void {
 export function checkClientOptions(o: ClientOptions): void {
   if (typeof o.controller !== 'string' || o.controller === '' || /\s/.test(o.controller)) refuse('controller', o.controller, 'a non-empty host:port without spaces');
   checkMs('timeoutMs', o.timeoutMs, 1);
-  checkInteger('retry.maxRetries', o.retry?.maxRetries, 0, 1000);
+  checkInteger('retry.maxRetries', o.retry.maxRetries, 0, 1000);
   checkMs('retry.initialBackoffMs', o.retry.initialBackoffMs, 0);
   const { initialBackoffMs, maxBackoffMs } = o.retry;
   if (typeof maxBackoffMs !== 'number' || !(maxBackoffMs >= initialBackoffMs && maxBackoffMs <= MAX_TIMER_MS)) {
@@ -101,7 +94,7 @@ export function checkFactoryOptions(o: KeyValueTableFactoryOptions): void {
   checkInteger('coalescing.maxSubRequests', c.maxSubRequests, 1, MAX_SUB_REQUESTS);
   if (typeof c.maxBytes !== 'number' || !(c.maxBytes >= 1 && c.maxBytes <= MAX_MESSAGE_BYTES)) refuse('coalescing.maxBytes', c.maxBytes, `a number of bytes from 1 to ${MAX_MESSAGE_BYTES}`);
   if (typeof c.splitBytes !== 'number' || !(c.splitBytes >= 0)) refuse('coalescing.splitBytes', c.splitBytes, 'a number of bytes ≥ 0 (Infinity: never split)');
-  if (typeof c.streams !== 'boolean') refuse('coalescing.streams', c.streams, 'true or false');
+  checkBoolean('coalescing.streams', c.streams);
 }
 
 /** Merges partial options over the defaults (one level deep for nested option groups). */

@@ -5,6 +5,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { checkIntegerFlag, parseIntegerFlag } from './flags';
 
 /** Profile directories kept by default (the newest). */
 export const DEFAULT_KEEP_PROFILES = 10;
@@ -14,15 +15,12 @@ const PROFILE_DIR = /^profile-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z(-.+)?$/
 
 /** Throws unless `keep` is a count of profile directories (the `--keep-profiles` flag, as `given`). */
 export function checkKeepProfiles(keep: number, given?: string): void {
-  if (!Number.isInteger(keep) || keep < 0) throw new RangeError(`--keep-profiles must be an integer ≥ 0, got ${given === undefined ? keep : JSON.stringify(given)}`);
+  checkIntegerFlag('--keep-profiles', keep, 0, Infinity, given === undefined ? String(keep) : JSON.stringify(given));
 }
 
 /** The count given to `--keep-profiles` (`undefined` when the flag ended the command line). */
 export function parseKeepProfiles(given: string | undefined): number {
-  // Number('') is 0: a missing or blank value must not quietly mean "keep none".
-  const keep = given === undefined || given.trim() === '' ? NaN : Number(given);
-  checkKeepProfiles(keep, given ?? '');
-  return keep;
+  return parseIntegerFlag('--keep-profiles', given, 0);
 }
 
 /**

@@ -7,6 +7,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { nodeFlagsFor } from '../../proto/runtime/node-flags';
+import { parseIntegerFlag } from '../core/flags';
 import { killOnExit, LineWatcher, makeTempDir, parseJsonLine, removeDir, stopChild } from '../core/processes';
 import { repoRoot } from './peer';
 
@@ -17,11 +18,7 @@ export const MAX_SEGMENT_STORES = 8;
 
 /** The count given to `--segment-stores` (`undefined` when the flag ended the command line). */
 export function parseSegmentStores(given: string | undefined): number {
-  const n = given === undefined || given.trim() === '' ? NaN : Number(given);
-  if (!Number.isInteger(n) || n < 1 || n > MAX_SEGMENT_STORES) {
-    throw new RangeError(`--segment-stores must be an integer from 1 to ${MAX_SEGMENT_STORES}, got ${JSON.stringify(given ?? '')}`);
-  }
-  return n;
+  return parseIntegerFlag('--segment-stores', given, 1, MAX_SEGMENT_STORES);
 }
 
 /** Options for {@link startKvtCluster}. */

@@ -11,6 +11,21 @@ import { Version } from '../version';
 import { describeKey } from './status-to-error';
 import { NO_TTL } from './update-encoder';
 
+/** A value as it appears in a message: strings quoted, everything else as `String` shows it. */
+function shown(value: unknown): string {
+  return typeof value === 'string' ? JSON.stringify(value) : String(value);
+}
+
+/** Throws InvalidArgumentError "`field` is `value`; it must be `rule`". */
+export function refuse(field: string, value: unknown, rule: string): never {
+  throw new InvalidArgumentError(`${field} is ${shown(value)}; it must be ${rule}`);
+}
+
+/** Checks an optional boolean option (undefined = its default). */
+export function checkBoolean(field: string, value: unknown): void {
+  if (value !== undefined && typeof value !== 'boolean') refuse(field, value, 'true or false');
+}
+
 /** Checks a key family (null = none) and returns its UTF-8 length. */
 export function checkFamily(family: string | null, required = false, operation = ''): number {
   if (family === null || family === undefined) {

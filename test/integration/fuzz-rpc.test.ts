@@ -22,6 +22,7 @@ import { MAX_MESSAGE_BYTES } from '../../proto/limits';
 import type { ExecuteStreamResponse } from '../../proto/messages';
 import { decodeExecuteStreamRequest } from '../../segmentstore/service/wire-codec';
 import { INVALID_UTF8, mutate, randomBytes, RawCaller, replaceMarker, requestCodec, stringsNamed } from '../harness/fuzz';
+import { parseIntegerFlag } from '../../bench/core/flags';
 import { fetchRouting, mulberry32, scanChecksum } from '../harness/oracle';
 import { TestCluster } from '../harness/process';
 
@@ -40,10 +41,7 @@ const ACCEPTED = new Set([grpc.status.OK, grpc.status.INVALID_ARGUMENT, grpc.sta
 
 function envCount(name: string, fallback: number): number {
   const given = process.env[name];
-  if (given === undefined || given === '') return fallback;
-  const n = Number(given);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be an integer ≥ 0, got ${JSON.stringify(given)}`);
-  return n;
+  return given === undefined || given === '' ? fallback : parseIntegerFlag(name, given, 0);
 }
 
 /** One fuzzed method: valid seed messages and the rule that skips cases that would touch protected state. */
