@@ -133,7 +133,7 @@ export interface Routing {
 export interface RegisterSegmentStoreRequest { storeId: string; address: string }
 export interface RegisterSegmentStoreResponse { heartbeatIntervalMs: number }
 export interface HeartbeatRequest { storeId: string; address: string }
-export interface HeartbeatResponse { known: boolean }
+export interface HeartbeatResponse { known: boolean; heartbeatIntervalMs: number }
 export type ListSegmentStoresRequest = Record<string, never>;
 export interface SegmentStoreInfo {
   storeId: string;

@@ -1,13 +1,15 @@
 /**
  * Everything the segment store says to the controller (kvt.v1.Controller): its stable identity,
  * RegisterSegmentStore and Heartbeat. Registration retries with backoff while the controller is
- * unreachable (never crashing the store); heartbeats run at the interval the controller returns; a
- * heartbeat answered `known=false`, or failing, sends the store back to registering.
+ * unreachable or refuses (never crashing the store); heartbeats run at the interval the controller
+ * returns, at registration and again with every heartbeat (a restarted controller may ask for
+ * another); a heartbeat answered `known=false`, or failing, sends the store back to registering.
  */
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
+import { ERROR_CODE_TRAILER } from '../proto/error-codes';
 import { GRPC_CHANNEL_OPTIONS, kvtPackage } from '../proto/load';
 import type { HeartbeatRequest, HeartbeatResponse, RegisterSegmentStoreRequest, RegisterSegmentStoreResponse } from '../proto/messages';
 import { withBearerToken } from '../proto/runtime/auth';
@@ -110,22 +112,25 @@ export class ControllerRegistration {
     const min = this.options.retryMinMs ?? 200;
     const max = this.options.retryMaxMs ?? 5000;
     let delay = min;
-    let failures = 0;
+    /** The reason of the failure before, if the last attempt failed. */
+    let warned: string | undefined;
     while (!this.stopped) {
       let intervalMs: number;
       try {
         const res = await this.call<RegisterSegmentStoreRequest, RegisterSegmentStoreResponse>('RegisterSegmentStore', { storeId, address });
         intervalMs = res.heartbeatIntervalMs > 0 ? res.heartbeatIntervalMs : 1000;
       } catch (err) {
-        // One warning per outage; the retries after it are debug noise.
-        if (failures++ === 0) log.warn(registrationFailure(err), { controller, err });
+        // One warning per outage (or per new reason); the retries after it are debug noise.
+        const failure = registrationFailure(err);
+        if (failure.reason !== warned) log.warn(failure.message, { controller, err, retryInMs: delay });
         else log.debug('registration retry failed', { controller, err, retryInMs: delay });
+        warned = failure.reason;
         await this.sleep(delay);
         delay = Math.min(delay * 2, max);
         continue;
       }
       this.registrations++;
-      failures = 0;
+      warned = undefined;
       delay = min;
       log.info('registered with controller', { controller, storeId, address, heartbeatIntervalMs: intervalMs });
       await this.heartbeat(intervalMs);
@@ -144,6 +149,10 @@ export class ControllerRegistration {
           log.warn('controller does not know this store; registering again', { controller });
           return;
         }
+        if (res.heartbeatIntervalMs > 0 && res.heartbeatIntervalMs !== intervalMs) {
+          log.info('heartbeat interval changed by the controller', { controller, heartbeatIntervalMs: res.heartbeatIntervalMs, previous: intervalMs });
+          intervalMs = res.heartbeatIntervalMs;
+        }
       } catch (err) {
         log.warn('heartbeat failed; registering again', { controller, err });
         return;
@@ -152,11 +161,18 @@ export class ControllerRegistration {
   }
 }
 
-/** The warning for a failed registration: a refused token needs a person, an outage only patience. */
-function registrationFailure(err: unknown): string {
-  const code = (err as { code?: unknown }).code;
-  if (code === grpc.status.UNAUTHENTICATED || code === grpc.status.PERMISSION_DENIED) {
-    return 'controller refused the registration (check --admin-token); retrying';
+/**
+ * The warning for a failed registration: a refused token needs a person, a refusal by the controller
+ * says why in its message (an address it does not accept, a store id live elsewhere), an outage only
+ * needs patience.
+ */
+function registrationFailure(err: unknown): { reason: string; message: string } {
+  const e = err as Partial<grpc.ServiceError>;
+  if (e.code === grpc.status.UNAUTHENTICATED || e.code === grpc.status.PERMISSION_DENIED) {
+    return { reason: 'auth', message: 'controller refused the registration (check --admin-token); retrying' };
   }
-  return 'controller unreachable; retrying registration';
+  // Only the controller's own answers carry a kvt error code; transport failures do not.
+  const kvtCode = e.metadata?.get(ERROR_CODE_TRAILER)[0];
+  if (kvtCode !== undefined) return { reason: `refused ${String(kvtCode)}`, message: `controller refused the registration: ${e.details ?? String(kvtCode)}; retrying` };
+  return { reason: 'unreachable', message: 'controller unreachable; retrying registration' };
 }

@@ -165,7 +165,7 @@ class Handlers {
 
   async heartbeat(req: m.HeartbeatRequest): Promise<m.HeartbeatResponse> {
     if (req.address !== '') validateStoreIdentity(req.storeId, req.address);
-    return { known: await this.d.registry.heartbeat(req.storeId, req.address) };
+    return { known: await this.d.registry.heartbeat(req.storeId, req.address), heartbeatIntervalMs: this.d.heartbeatIntervalMs };
   }
 
   async listSegmentStores(): Promise<m.ListSegmentStoresResponse> {

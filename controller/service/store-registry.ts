@@ -3,9 +3,20 @@
  * (in memory, from heartbeats). A store is live while its last heartbeat is younger than
  * `storeTimeoutMs`. After a controller restart every known store gets that much grace, as if it had
  * just heartbeated: a healthy store proves itself within one interval, a dead one is marked dead once
- * the grace runs out. Any change of liveness or address bumps the routing generation.
+ * the grace runs out. The grace keeps routing to the stores as it was; new segments go only to stores
+ * heard from since this controller started (a store that died before the restart would otherwise
+ * receive partitions of new tables and leave them CREATING). Any change of liveness or address bumps
+ * the routing generation.
+ *
+ * One id, one process: while a store id is live at one address, a registration of the same id from
+ * another address is refused (UNAVAILABLE, naming both) and a heartbeat from another address is
+ * answered known=false. Two processes sharing a STORE_ID (a copied data directory) would otherwise
+ * take the id in turns, and routing would flip between them on every heartbeat. A store that really
+ * moved registers at its new address once the old one has been silent for `storeTimeoutMs`.
  */
+import { ErrorCodes } from '../../proto/error-codes';
 import type { Logger } from '../../proto/runtime/log';
+import { KvtFault } from '../../proto/runtime/status';
 import type { SegmentStoreInfo } from '../../proto/messages';
 import type { MetadataStore } from '../metadata/metadata-store';
 
@@ -20,6 +31,8 @@ export interface StoreRegistryOptions {
 /** Liveness and registration of segment stores. */
 export class StoreRegistry {
   private readonly lastSeen = new Map<string, number>();
+  /** Stores that registered or heartbeated since this registry started (not merely granted grace). */
+  private readonly heardFrom = new Set<string>();
   /** The live set as of the last check: a change against it bumps the generation. */
   private observedLive = new Set<string>();
   private sweepTimer: NodeJS.Timeout | undefined;
@@ -56,23 +69,41 @@ export class StoreRegistry {
     this.liveListeners.push(listener);
   }
 
-  /** Registers (or re-registers) a store: same id with a new address keeps its segments. */
+  /**
+   * Registers (or re-registers) a store: same id with a new address keeps its segments, once the old
+   * address is no longer live.
+   * @throws KvtFault UNAVAILABLE while the id is live at another address
+   */
   async register(storeId: string, address: string): Promise<void> {
+    const known = this.meta.getStore(storeId);
+    if (known && known.address !== address && this.isLive(storeId)) {
+      const silentMs = this.clock() - this.lastSeen.get(storeId)!;
+      throw new KvtFault(
+        ErrorCodes.UNAVAILABLE,
+        `segment store id ${storeId} is live at ${known.address} (heard from ${silentMs} ms ago); ${address} cannot take it until that store ` +
+          `has been silent for ${this.options.storeTimeoutMs} ms (two stores started from one data directory?)`,
+      );
+    }
     const change = await this.meta.upsertStore(storeId, address, this.clock());
     this.lastSeen.set(storeId, this.clock());
+    this.heardFrom.add(storeId);
     this.logger.info('segment store registered', { storeId, address, new: change.created, addressChanged: change.addressChanged });
     await this.refreshLiveness();
   }
 
-  /** Records a heartbeat; false when the store is unknown (it must register again). */
+  /**
+   * Records a heartbeat; false when the store must register again: its id is unknown, or registered
+   * at another address (another process holds the id, see the file's comment).
+   */
   async heartbeat(storeId: string, address: string): Promise<boolean> {
     const known = this.meta.getStore(storeId);
     if (!known) return false;
     if (address !== '' && address !== known.address) {
-      await this.meta.upsertStore(storeId, address, this.clock());
-      this.logger.info('segment store address changed', { storeId, address, previous: known.address });
+      this.logger.warn('heartbeat from another address than the registered one; asked to register again', { storeId, address, registered: known.address });
+      return false;
     }
     this.lastSeen.set(storeId, this.clock());
+    this.heardFrom.add(storeId);
     await this.refreshLiveness();
     return true;
   }
@@ -86,6 +117,14 @@ export class StoreRegistry {
   /** Ids of the live stores, sorted. */
   liveStoreIds(): string[] {
     return this.meta.listStores().map((s) => s.storeId).filter((id) => this.isLive(id));
+  }
+
+  /**
+   * Ids of the live stores heard from since this registry started, sorted: the stores new segments
+   * may go to. A store only granted grace after a restart may have died before it.
+   */
+  placeableStoreIds(): string[] {
+    return this.liveStoreIds().filter((id) => this.heardFrom.has(id));
   }
 
   /** Every known store with its liveness and segment count. */
@@ -126,12 +165,12 @@ export class StoreRegistry {
   }
 
   /**
-   * Resolves true once some store is live, false when `deadlineMs` (controller clock) passes first or
-   * `cancelled()` turns true.
+   * Resolves true once some store may receive segments ({@link placeableStoreIds}), false when
+   * `deadlineMs` (controller clock) passes first or `cancelled()` turns true.
    */
-  async waitForLiveStore(deadlineMs: number, cancelled: () => boolean = () => false, pollMs = 100): Promise<boolean> {
+  async waitForPlaceableStore(deadlineMs: number, cancelled: () => boolean = () => false, pollMs = 100): Promise<boolean> {
     for (;;) {
-      if (this.liveStoreIds().length > 0) return true;
+      if (this.placeableStoreIds().length > 0) return true;
       const left = deadlineMs - this.clock();
       if (left <= 0 || cancelled()) return false;
       await new Promise((resolve) => setTimeout(resolve, Math.min(pollMs, left)));

@@ -2,7 +2,8 @@
  * Creating and deleting key-value tables, and finishing the ones a crash left midway.
  *
  * Create: persist CREATING with the placement and fresh segment ids, CreateSegment on every owning
- * store, then ACTIVE; only then does the caller hear created=true. With no live store the request
+ * store, then ACTIVE; only then does the caller hear created=true. Segments go only to live stores
+ * heard from since this controller started (StoreRegistry.placeableStoreIds); with none the request
  * waits up to `createWaitMs` for one and then fails UNAVAILABLE having written nothing. When stores are
  * live but some segment cannot be created within `createWaitMs`, the request fails UNAVAILABLE and the
  * table stays CREATING: the resumer finishes it once the store is back (creating it again returns
@@ -57,13 +58,13 @@ export class TableOperations {
       if (!this.meta.hasScope(scope)) throw scopeNotFound(scope);
       if (this.meta.getTable(scope, table)) return false;
       const waitUntil = this.clock() + this.options.createWaitMs;
-      if (!(await this.registry.waitForLiveStore(waitUntil, () => this.stopping))) {
+      if (!(await this.registry.waitForPlaceableStore(waitUntil, () => this.stopping))) {
         throw new KvtFault(
           ErrorCodes.UNAVAILABLE,
           `no live segment store within ${this.options.createWaitMs} ms; table ${tableKey(scope, table)} was not created`,
         );
       }
-      const owners = placePartitions(partitionCount, this.registry.liveStoreIds(), this.meta.segmentCountsByStore());
+      const owners = placePartitions(partitionCount, this.registry.placeableStoreIds(), this.meta.segmentCountsByStore());
       const outcome = await this.meta.createTable({ scope, table, owners, nowMs: this.clock() });
       if (outcome.kind === 'no-scope') throw scopeNotFound(scope);
       if (outcome.kind === 'exists') return false;

@@ -78,7 +78,11 @@ describe('the controller killed while clients work', () => {
       expect(routingAfter.partitions.map((p) => [p.index, p.segmentId, p.storeId])).toEqual(routingBefore.partitions.map((p) => [p.index, p.segmentId, p.storeId]));
 
       // Table creation works again once the stores' heartbeats reach the new controller (bounded).
-      expect(await createWithin(manager, 'ctl-a', 'later', 20_000)).toBe(true);
+      // New segments go only to stores heard from since the restart, so this create may wait for a
+      // store's next registration (its retry pace grew while the controller was down): the call gets
+      // the client's default deadline, longer than the controller's create wait, not this test's 3 s.
+      await using patient = new KeyValueTableManager({ controller: cluster.controllerAddress, retry: CLIENT.retry });
+      expect(await createWithin(patient, 'ctl-a', 'later', 20_000)).toBe(true);
       const later = fresh.forKeyValueTable('later', { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 });
       await expect(later.get('x', 'y')).rejects.toThrow(); // ctl-b has no table "later": its own error
       await using factoryA = KeyValueTableFactory.withScope('ctl-a', { controller: cluster.controllerAddress, ...CLIENT });

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MetadataStore } from '../../../controller/metadata/metadata-store';
 import { StoreRegistry } from '../../../controller/service/store-registry';
 import { silentLogger } from '../../../proto/runtime/log';
+import { KvtFault } from '../../../proto/runtime/status';
 import { tempDir } from '../../harness/process';
 
 const cleanup: Array<() => Promise<void> | void> = [];
@@ -54,15 +55,59 @@ describe('StoreRegistry', () => {
     await first;
   });
 
-  it('answers known=false to an unknown store and keeps a store that moves, with a new generation', async () => {
-    const { meta, registry } = await setup();
+  it('answers known=false to an unknown store', async () => {
+    const { registry } = await setup();
     expect(await registry.heartbeat('ghost', '127.0.0.1:9')).toBe(false);
+    expect(registry.list()).toEqual([]);
+  });
+
+  it('keeps one process per id: another address is refused while the id is live, and takes it over once the id falls silent', async () => {
+    const { meta, registry, clock } = await setup();
     await registry.register('s1', '127.0.0.1:1');
     const g = BigInt(meta.generation);
-    expect(await registry.heartbeat('s1', '127.0.0.1:2')).toBe(true);
+
+    // A second process with the same id (a copied data directory): refused, naming both addresses.
+    const refused = await registry.register('s1', '127.0.0.1:2').then(() => undefined, (err: unknown) => err);
+    expect(refused).toBeInstanceOf(KvtFault);
+    expect((refused as KvtFault).code).toBe('UNAVAILABLE');
+    expect((refused as KvtFault).message).toMatch(/s1 is live at 127\.0\.0\.1:1 .*127\.0\.0\.1:2 cannot take it until .*500 ms/);
+    // Its heartbeats (had it any) are not taken either; the holder's are.
+    expect(await registry.heartbeat('s1', '127.0.0.1:2')).toBe(false);
+    expect(await registry.heartbeat('s1', '127.0.0.1:1')).toBe(true);
+    expect(meta.getStore('s1')?.address).toBe('127.0.0.1:1');
+    expect(BigInt(meta.generation)).toBe(g);
+
+    // The first process stops: once the id is dead, the store at the new address takes it (it moved),
+    // keeping its segments, with a new generation.
+    clock.now += 501;
+    await registry.refreshLiveness();
+    await registry.register('s1', '127.0.0.1:2');
     expect(meta.getStore('s1')?.address).toBe('127.0.0.1:2');
-    expect(BigInt(meta.generation)).toBe(g + 1n);
+    expect(registry.isLive('s1')).toBe(true);
+    expect(BigInt(meta.generation)).toBeGreaterThan(g);
     expect(registry.list().map((s) => s.storeId)).toEqual(['s1']);
+    // Now the old address is the stranger.
+    expect(await registry.heartbeat('s1', '127.0.0.1:1')).toBe(false);
+  });
+
+  it('places new segments only on stores heard from since a restart, while routing keeps the grace', async () => {
+    const first = await setup();
+    await first.registry.register('s1', '127.0.0.1:1');
+    await first.registry.register('s2', '127.0.0.1:2');
+    expect(first.registry.placeableStoreIds()).toEqual(['s1', 's2']);
+    first.registry.stop();
+    await first.meta.close();
+
+    const again = await setup(first.where, first.clock.now + 60_000);
+    expect(again.registry.liveStoreIds()).toEqual(['s1', 's2']);
+    expect(again.registry.placeableStoreIds()).toEqual([]);
+    expect(await again.registry.waitForPlaceableStore(again.clock.now)).toBe(false);
+    expect(await again.registry.heartbeat('s2', '127.0.0.1:2')).toBe(true);
+    expect(again.registry.placeableStoreIds()).toEqual(['s2']);
+    expect(await again.registry.waitForPlaceableStore(again.clock.now)).toBe(true);
+    // Heard from, then silent past the timeout: no longer placeable either.
+    again.clock.now += 501;
+    expect(again.registry.placeableStoreIds()).toEqual([]);
   });
 
   it('gives the stores it remembers a grace period after a restart', async () => {
@@ -80,8 +125,8 @@ describe('StoreRegistry', () => {
 
   it('stops waiting for a live store at the deadline', async () => {
     const { registry, clock } = await setup();
-    expect(await registry.waitForLiveStore(clock.now - 1)).toBe(false);
+    expect(await registry.waitForPlaceableStore(clock.now - 1)).toBe(false);
     await registry.register('s1', '127.0.0.1:1');
-    expect(await registry.waitForLiveStore(clock.now)).toBe(true);
+    expect(await registry.waitForPlaceableStore(clock.now)).toBe(true);
   });
 });
