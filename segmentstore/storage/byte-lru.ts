@@ -1,6 +1,9 @@
 /**
  * A least-recently-used map bounded by the bytes its values are said to hold. Entries the owner
- * marks as pinned are never evicted (they hold state that exists nowhere else yet).
+ * marks as pinned are never evicted (they hold state that exists nowhere else yet), and neither is
+ * the entry being set or resized: its owner is using it at that moment, possibly before it could pin
+ * it (a family directory is set as it is loaded for an update, and resized while the update stages).
+ * So the map may stay over its budget until the next set.
  */
 export class ByteLru<V> {
   private readonly map = new Map<string, { value: V; bytes: number }>();
@@ -41,7 +44,7 @@ export class ByteLru<V> {
     }
     this.map.set(key, { value, bytes });
     this.total += bytes;
-    this.evict();
+    this.evict(key);
   }
 
   /** Re-states the size of an entry whose value grew or shrank in place. */
@@ -50,7 +53,7 @@ export class ByteLru<V> {
     if (!slot) return;
     this.total += bytes - slot.bytes;
     slot.bytes = bytes;
-    this.evict();
+    this.evict(key);
   }
 
   delete(key: string): void {
@@ -75,11 +78,12 @@ export class ByteLru<V> {
     this.total = 0;
   }
 
-  private evict(): void {
+  /** Evicts least recently used entries, except pinned ones and `keep`, until within the budget. */
+  private evict(keep: string): void {
     if (this.total <= this.budget) return;
     for (const [key, slot] of this.map) {
       if (this.total <= this.budget) return;
-      if (this.pinned(slot.value)) continue;
+      if (key === keep || this.pinned(slot.value)) continue;
       this.total -= slot.bytes;
       this.map.delete(key);
     }

@@ -172,13 +172,18 @@ export class FamilyStore {
   }
 
   /**
-   * The family's directory, loaded from LevelDB if not cached. A small family (most) comes with its
-   * chunk records in the same read, which go to the chunk cache: with the directory not cached no
-   * write of the family is in flight, and the caller serializes staging, so they are current.
+   * The family's directory, loaded from LevelDB if not cached, with its `users` count already raised
+   * (the caller lowers it): raised in the same tick as the directory is found or cached, so that no
+   * other update's eviction can drop it before the caller stages into it. A small family (most) comes
+   * with its chunk records in the same read, which go to the chunk cache: with the directory not
+   * cached no write of the family is in flight, and the caller serializes staging, so they are current.
    */
-  private async loadDirectory(seg: SegmentState, prefix: Buffer, id: string): Promise<FamilyDirectory> {
+  private async holdDirectory(seg: SegmentState, prefix: Buffer, id: string): Promise<FamilyDirectory> {
     const cached = this.cachedDirectory(seg, id, true);
-    if (cached) return cached;
+    if (cached) {
+      cached.users++;
+      return cached;
+    }
     const range = { gte: prefix, lt: prefixSuccessor(prefix), keyEncoding: 'buffer' } as const;
     const small = await this.ctx.db.iterator({ ...range, valueEncoding: 'buffer', limit: SMALL_FAMILY_CHUNKS + 1 }).all();
     let keys: Buffer[];
@@ -192,8 +197,12 @@ export class FamilyStore {
       keys = await this.ctx.db.keys(range).all();
     }
     const again = this.cachedDirectory(seg, id, true);
-    if (again) return again;
+    if (again) {
+      again.users++;
+      return again;
+    }
     const dir = new FamilyDirectory(seg, prefix, keys);
+    dir.users++;
     this.directories.set(id, dir, dir.bytes());
     return dir;
   }
@@ -294,8 +303,7 @@ export class FamilyStore {
     const token = this.ctx.overlay.beginRead();
     let dir: FamilyDirectory | undefined;
     try {
-      dir = await this.loadDirectory(seg, prefix, id);
-      dir.users++;
+      dir = await this.holdDirectory(seg, prefix, id);
       return await work(dir);
     } finally {
       if (dir) dir.users--;

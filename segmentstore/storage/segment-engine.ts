@@ -80,7 +80,7 @@ export class SegmentEngine {
     this.committer = new GroupCommitter(db, this.overlay, options.maxFlushOps, options.maxHoldMs);
     this.catalog = new SegmentCatalog(db);
     this.ctx = { db, overlay: this.overlay, committer: this.committer, clock: this.clock };
-    this.families = new FamilyStore(this.ctx, options.chunkCacheBytes);
+    this.families = new FamilyStore(this.ctx, options.chunkCacheBytes, options.directoryCacheBytes);
     this.committer.onCommitted = (entries) => this.families.committed(entries);
     this.committer.onFailure = (err) => {
       this.families.invalidate();

@@ -54,6 +54,8 @@ export interface SegmentEngineOptions {
   maxHoldMs?: number;
   /** Bytes of recently written family chunks kept in memory (writes to them need no read). @default 64 MiB */
   chunkCacheBytes?: number;
+  /** Bytes of family directories (each family's chunk keys) kept in memory. @default 16 MiB */
+  directoryCacheBytes?: number;
   /**
    * Bytes LevelDB buffers in its memtable before writing a table file. @default 64 MiB
    * Why larger than LevelDB's 4 MiB: a flush writes every version in the memtable, and each four

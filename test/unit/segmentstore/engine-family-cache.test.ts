@@ -1,0 +1,151 @@
+/**
+ * The family directory cache under pressure. A directory with staged writes not yet durable must stay
+ * cached (a directory loaded again from LevelDB lacks them); a directory evicted as it was loaded or
+ * resized once let the next update of the family in the same flush build on stale chunks, losing an
+ * acknowledged write or writing a key into the wrong chunk. The budgets here are tiny so that every
+ * set evicts; the same happened at the default 16 MiB with one family of ~4,000 chunks and a 2 KB name.
+ */
+import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ByteLru } from '../../../segmentstore/storage/byte-lru';
+import { SegmentEngine } from '../../../segmentstore/storage/segment-engine';
+import type { SegmentEngineOptions } from '../../../segmentstore/storage/segment-state';
+import type { ModificationInput } from '../../../segmentstore/storage/validation';
+import { mulberry32 } from '../../harness/oracle';
+import { tempDir } from '../../harness/process';
+
+const SEG = '1';
+const b = (s: string) => Buffer.from(s);
+
+async function openEngine(where: string, options: SegmentEngineOptions): Promise<SegmentEngine> {
+  const engine = await SegmentEngine.open(where, { expirySweepIntervalMs: 0, maxHoldMs: 1000, ...options });
+  await engine.createSegment(SEG);
+  return engine;
+}
+
+/** Every [key, value hex] of `family`, in order, paging through the engine's iterator. */
+async function readFamily(engine: SegmentEngine, family: string): Promise<[string, string][]> {
+  const got: [string, string][] = [];
+  let after: Buffer | undefined;
+  for (;;) {
+    const page = await engine.iterate({ segmentId: SEG, family, maxItems: 97, includeValues: true, hasAfter: after !== undefined, after });
+    for (const item of page.items) got.push([Buffer.from(item.key).toString(), Buffer.from(item.value).toString('hex')]);
+    if (page.done || page.items.length === 0) return got;
+    after = Buffer.from(page.items[page.items.length - 1].key);
+  }
+}
+
+describe('ByteLru', () => {
+  it('never evicts the entry being set or resized, even over budget; pinned entries stay too', () => {
+    const lru = new ByteLru<{ pin: boolean }>(10, (v) => v.pin);
+    lru.set('a', { pin: false }, 4);
+    lru.set('p', { pin: true }, 6);
+    lru.set('big', { pin: false }, 50);
+    expect([...lru.values()]).toHaveLength(2); // 'a' went; the pinned one and the new one stay
+    expect(lru.peek('big')).toBeDefined();
+    expect(lru.peek('p')).toBeDefined();
+    lru.set('c', { pin: false }, 1);
+    expect(lru.peek('big')).toBeUndefined(); // no longer the one being set
+    lru.resize('c', 100);
+    expect(lru.peek('c')).toBeDefined();
+    expect(lru.bytes).toBe(106);
+  });
+});
+
+describe('family directories evicted while their writes are staged', () => {
+  it('keeps both writes of a new family staged in one flush (directory budget 1 byte)', async () => {
+    using dir = tempDir('kvt-dircache-');
+    const engine = await openEngine(path.join(dir.path, 'db'), { directoryCacheBytes: 1 });
+    try {
+      const put = (k: string) => ({ segmentId: SEG, modifications: [{ type: 'PUT' as const, family: 'f', key: b(k), value: b(`v${k}`) }] });
+      const acked = await Promise.all(engine.withHeldCommits((update) => [update(put('a')), update(put('b'))]));
+      expect(acked.map((o) => o.firstSequence)).toEqual([1, 2]);
+      const got = await engine.get({ segmentId: SEG, keys: [{ family: 'f', key: b('a') }, { family: 'f', key: b('b') }] });
+      expect(got.entries.map((e) => e.found)).toEqual([true, true]);
+      expect((await readFamily(engine, 'f')).map(([k]) => k)).toEqual(['a', 'b']);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('keeps a chunk split staged in one flush with a write next to it (directory budget 1 byte)', async () => {
+    using dir = tempDir('kvt-dircache-');
+    const engine = await openEngine(path.join(dir.path, 'db'), { directoryCacheBytes: 1 });
+    try {
+      const big = Buffer.alloc(9000, 7);
+      const key = (i: number) => b(`k${String(i).padStart(4, '0')}`);
+      // One entry per chunk (9 KB values), then two updates in one flush around k0100.
+      for (let i = 0; i < 20; i++) await engine.update({ segmentId: SEG, modifications: [{ type: 'PUT', family: 'f', key: key(i * 10), value: big }] });
+      const split = { segmentId: SEG, modifications: [{ type: 'PUT' as const, family: 'f', key: key(105), value: big }] };
+      const beside = { segmentId: SEG, modifications: [{ type: 'PUT' as const, family: 'f', key: key(107), value: b('small') }] };
+      await Promise.all(engine.withHeldCommits((update) => [update(split), update(beside)]));
+      const got = await engine.get({ segmentId: SEG, keys: [{ family: 'f', key: key(105) }, { family: 'f', key: key(107) }] });
+      expect(got.entries.map((e) => e.found)).toEqual([true, true]);
+      const keys = (await readFamily(engine, 'f')).map(([k]) => k);
+      expect(keys).toEqual([...keys].sort());
+      expect(keys).toHaveLength(22);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  // Random batches (puts of small and chunk-filling values, removes, range removes, sorted or not) to
+  // two families, several per flush, against a model applied in arrival order.
+  for (const [name, options] of [
+    ['directory budget 1 byte', { directoryCacheBytes: 1 }],
+    ['directory budget 2 KiB, chunk cache 1 byte', { directoryCacheBytes: 2048, chunkCacheBytes: 1 }],
+    ['default caches', {}],
+  ] as const) {
+    it(`matches a model of concurrent updates, ${name}`, async () => {
+      for (const seed of [1, 2, 3]) {
+        using dir = tempDir('kvt-dircache-');
+        const engine = await openEngine(path.join(dir.path, 'db'), { maxFlushOps: 16, ...options });
+        try {
+          const rand = mulberry32(seed);
+          const model = new Map<string, Map<string, string>>([['a', new Map()], ['b', new Map()]]);
+          const keyOf = () => `k${String(Math.floor(rand() * 600)).padStart(4, '0')}`;
+          for (let round = 0; round < 30; round++) {
+            const updates: ModificationInput[][] = [];
+            for (let u = 1 + Math.floor(rand() * 12); u > 0; u--) {
+              const family = rand() < 0.5 ? 'a' : 'b';
+              const mods: ModificationInput[] = [];
+              const used = new Set<string>();
+              for (let i = 1 + Math.floor(rand() * 40); i > 0; i--) {
+                const r = rand();
+                if (r < 0.03) {
+                  const [from, to] = [keyOf(), keyOf()].sort();
+                  mods.push({ type: 'REMOVE_RANGE', family, rangeFrom: b(from), rangeTo: b(to) });
+                  continue;
+                }
+                const k = keyOf();
+                if (used.has(k)) continue;
+                used.add(k);
+                if (r < 0.25) mods.push({ type: 'REMOVE', family, key: b(k) });
+                else mods.push({ type: 'PUT', family, key: b(k), value: Buffer.alloc(Math.floor(rand() * (rand() < 0.1 ? 6000 : 200)), `${round}.${k}`) });
+              }
+              if (rand() < 0.5) mods.sort((x, y) => Buffer.compare(Buffer.from(x.key ?? []), Buffer.from(y.key ?? [])));
+              updates.push(mods);
+            }
+            for (const mods of updates) {
+              for (const m of mods) {
+                const f = model.get(m.family!)!;
+                if (m.type === 'PUT') f.set(Buffer.from(m.key!).toString(), Buffer.from(m.value!).toString('hex'));
+                else if (m.type === 'REMOVE') f.delete(Buffer.from(m.key!).toString());
+                else for (const k of [...f.keys()]) if (k >= Buffer.from(m.rangeFrom!).toString() && k < Buffer.from(m.rangeTo!).toString()) f.delete(k);
+              }
+            }
+            const sent = rand() < 0.5
+              ? engine.withHeldCommits((update) => updates.map((modifications) => update({ segmentId: SEG, modifications })))
+              : updates.map((modifications) => engine.update({ segmentId: SEG, modifications }));
+            await Promise.all(sent);
+          }
+          for (const [family, entries] of model) {
+            expect(await readFamily(engine, family), `seed ${seed}, family ${family}`).toEqual([...entries].sort(([x], [y]) => (x < y ? -1 : 1)));
+          }
+        } finally {
+          await engine.close();
+        }
+      }
+    }, 120_000);
+  }
+});
