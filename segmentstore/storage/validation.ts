@@ -254,9 +254,22 @@ function checkModification(mod: ModificationInput, i: number): CheckedModificati
   );
 }
 
+/**
+ * One key family per batch; a family-less batch holds a single key (DESIGN §2: multi-key updates are
+ * atomic only within a family, and a family-less multi-key call is refused, as the client does), so a
+ * range removal needs a family too.
+ */
 function checkBatchShape(checked: CheckedModification[]): void {
   let bytes = 0;
   const family = checked.length > 0 ? checked[0].family : '';
+  if (family === '') {
+    if (checked.length > 1) {
+      throw invalidArgument(`modifications hold ${checked.length} family-less modifications; a batch without a key family holds one key (give the batch a family)`, 1);
+    }
+    if (checked.length === 1 && checked[0].type === 'REMOVE_RANGE') {
+      throw invalidArgument('modifications[0] is a REMOVE_RANGE without a family; a range removal needs a key family', 0);
+    }
+  }
   for (let i = 0; i < checked.length; i++) {
     const m = checked[i];
     bytes += m.keyLength + m.valueLength;

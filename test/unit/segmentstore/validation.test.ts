@@ -42,8 +42,18 @@ describe('segment-store validation', () => {
   });
 
   it('names both indices of a duplicate key', () => {
-    const mods = checkModifications([{ key: k('a') }, { key: k('b') }, { key: k('a') }]);
+    const mods = checkModifications([{ family: 'f', key: k('a') }, { family: 'f', key: k('b') }, { family: 'f', key: k('a') }]);
     expect(failure(() => checkDuplicates(mods, ['a', 'b', 'a'])).message).toBe('modifications[2].key duplicates modifications[0].key; a batch may name a key once');
+  });
+
+  it('refuses a family-less batch of several keys and a family-less range removal, as the client does', () => {
+    const several = failure(() => checkModifications([{ key: k('a') }, { key: k('b') }]));
+    expect(several.code).toBe('INVALID_ARGUMENT');
+    expect(several.message).toBe('modifications hold 2 family-less modifications; a batch without a key family holds one key (give the batch a family)');
+    const range = failure(() => checkModifications([{ type: 'REMOVE_RANGE' }]));
+    expect(range.message).toBe('modifications[0] is a REMOVE_RANGE without a family; a range removal needs a key family');
+    expect(checkModifications([{ key: k('a') }])).toHaveLength(1);
+    expect(checkModifications([{ type: 'REMOVE_RANGE', family: 'f' }])).toHaveLength(1);
   });
 
   it('checks Get keys and Iterate requests', () => {
