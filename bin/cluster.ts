@@ -6,6 +6,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { joinHostPort } from '../proto/runtime/address';
 import { helpText, OptionSpec, parseOptions, ParsedOptions, UsageError } from '../proto/runtime/flags';
 import { nodeFlagsFor } from '../proto/runtime/node-flags';
 
@@ -85,6 +86,11 @@ export async function main(argv: string[]): Promise<void> {
   try {
     parsed = parseOptions(CLUSTER_OPTIONS, argv, process.env, CLUSTER_ENV_PREFIX);
     if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument "${parsed.positionals[0]}" (see --help)`);
+    const first = Number(parsed.options['segment-store-port']);
+    const last = first + Number(parsed.options['segment-stores']) - 1;
+    if (first !== 0 && last > 65535) {
+      throw new UsageError(`--segment-store-port ${first} with --segment-stores ${parsed.options['segment-stores']} needs ports up to ${last}; the maximum is 65535`);
+    }
   } catch (err) {
     process.stderr.write(`kvt cluster: ${(err as Error).message}\n`);
     process.exit(2);
@@ -97,7 +103,12 @@ export async function main(argv: string[]): Promise<void> {
   const dataDir = path.resolve(String(o['data-dir']));
   const host = String(o.host);
   const controllerPort = Number(o['controller-port']);
-  fs.mkdirSync(dataDir, { recursive: true });
+  try {
+    fs.mkdirSync(dataDir, { recursive: true });
+  } catch (err) {
+    process.stderr.write(`kvt cluster: cannot create the data directory ${dataDir}: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
 
   const children: Child[] = [];
   let stopping = false;
@@ -126,10 +137,11 @@ export async function main(argv: string[]): Promise<void> {
   }
   const storeSecurity = security(o, 'KVT_SEGMENTSTORE');
   for (let i = 0; i < Number(o['segment-stores']); i++) {
+    if (stopping) return; // Ctrl-C while starting: start no more children than stopAll has seen
     const port = Number(o['segment-store-port']) === 0 ? 0 : Number(o['segment-store-port']) + i;
     const store = launch(`segmentstore-${i}`, [
       'segmentstore', '--host', host, '--port', String(port),
-      '--data-dir', path.join(dataDir, `segmentstore-${i}`), '--controller', `${host}:${controllerPort}`, ...storeSecurity.args,
+      '--data-dir', path.join(dataDir, `segmentstore-${i}`), '--controller', joinHostPort(host, controllerPort), ...storeSecurity.args,
     ], storeSecurity.env);
     children.push(store);
     store.exited.then(() => shutdown(stopping ? 0 : 1));

@@ -58,5 +58,11 @@ export async function main(argv: string[]): Promise<void> {
     process.exitCode = 2;
     return;
   }
-  await run(rest);
+  try {
+    await run(rest);
+  } catch (err) {
+    // Commands report their own failures; this is the last resort, so that nothing ends in a stack trace.
+    process.stderr.write(`kvt ${command}: ${(err as Error)?.message ?? String(err)}\n`);
+    process.exitCode = 1;
+  }
 }

@@ -2,10 +2,11 @@
  * Configuration of a segment store: flags override `KVT_SEGMENTSTORE_*` environment variables, which
  * override the defaults below.
  */
+import { parseHostPort } from '../proto/runtime/address';
 import { checkTokenFlags } from '../proto/runtime/auth';
 import { helpText, OptionSpec, parseOptions, UsageError } from '../proto/runtime/flags';
-import { checkTlsFlags } from '../proto/runtime/tls';
 import type { LogLevel } from '../proto/runtime/log';
+import { checkTlsFlags } from '../proto/runtime/tls';
 import { DEFAULT_CHUNK_CACHE_BYTES, DEFAULT_WRITE_BUFFER_BYTES } from './storage/segment-state';
 
 /** Effective configuration of one segment-store process. */
@@ -83,7 +84,6 @@ export const SEGMENT_STORE_OPTIONS: readonly OptionSpec[] = [
 
 export const ENV_PREFIX = 'KVT_SEGMENTSTORE';
 const LEVELS: readonly string[] = ['debug', 'info', 'warn', 'error'];
-const HOST_PORT = /^[^\s:]+:\d{1,5}$/;
 
 /** `--help` text of `kvt segmentstore`. */
 export function segmentStoreHelp(): string {
@@ -101,7 +101,10 @@ export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv 
   if (!LEVELS.includes(logLevel)) throw new UsageError(`--log-level must be one of ${LEVELS.join(', ')}; got "${logLevel}"`);
   for (const flag of ['controller', 'advertise-address']) {
     const v = o[flag];
-    if (v !== undefined && !HOST_PORT.test(String(v))) throw new UsageError(`--${flag} must be host:port; got "${v}"`);
+    if (v !== undefined && !parseHostPort(String(v))) throw new UsageError(`--${flag} must be host:port (or [ipv6]:port) with a port in 1-65535; got "${v}"`);
+  }
+  if (Number(o['register-retry-min-ms']) > Number(o['register-retry-max-ms'])) {
+    throw new UsageError(`--register-retry-min-ms (${o['register-retry-min-ms']}) must not exceed --register-retry-max-ms (${o['register-retry-max-ms']})`);
   }
   const config: SegmentStoreConfig = {
     port: Number(o.port),

@@ -4,6 +4,7 @@
  * is written.
  */
 import { MAX_PARTITION_COUNT, MIN_PARTITION_COUNT, NAME_PATTERN } from '../../proto/limits';
+import { parseHostPort } from '../../proto/runtime/address';
 import { invalidArgument } from '../../proto/runtime/status';
 
 /** Longest scope or table name, in characters. */
@@ -45,8 +46,7 @@ export function validatePartitionCount(value: number): void {
 export function validateStoreIdentity(storeId: string, address: string): void {
   if (storeId.length === 0) throw invalidArgument('storeId is empty');
   if (storeId.length > MAX_STORE_ID_LENGTH) throw invalidArgument(`storeId is ${storeId.length} characters; the maximum is ${MAX_STORE_ID_LENGTH}`);
-  const match = /^(\[[0-9A-Fa-f:.]+\]|[^\s:[\]]+):(\d{1,5})$/.exec(address);
-  if (!match || Number(match[2]) < 1 || Number(match[2]) > 65535) {
+  if (!parseHostPort(address)) {
     throw invalidArgument(`address ${JSON.stringify(address)} is invalid: it must be host:port with a port in 1-65535`);
   }
 }

@@ -43,8 +43,11 @@ function convert(spec: OptionSpec, raw: string, source: string): string | number
 }
 
 /**
- * Parses `argv` (flags only, `--name value` or `--name=value`; bools also bare `--name`) over `env`.
- * Unknown flags and missing values throw {@link UsageError}. `help` is true for `--help` / `-h`.
+ * Parses `argv` over `env`: `--name value` or `--name=value`; a bool is bare `--name` (true) or
+ * `--name=false`, and never takes the next argument as its value; other arguments are positionals, and
+ * so is everything after `--` (a key such as `--x` or `-h`). Unknown flags and missing values throw
+ * {@link UsageError}. `help` is true for `--help` / `-h` before any `--`; then nothing else is checked
+ * (a bad flag or environment variable must not hide the help) and the options are the defaults.
  */
 export function parseOptions(
   specs: readonly OptionSpec[],
@@ -54,17 +57,21 @@ export function parseOptions(
 ): { options: ParsedOptions; help: boolean; positionals: string[] } {
   const options: ParsedOptions = {};
   const byFlag = new Map(specs.map((s) => [s.flag, s]));
+  const end = argv.indexOf('--');
+  const flags = end < 0 ? argv : argv.slice(0, end);
+  if (flags.includes('--help') || flags.includes('-h')) {
+    for (const spec of specs) if (spec.default !== undefined) options[spec.flag] = spec.default;
+    return { options, help: true, positionals: [] };
+  }
   for (const spec of specs) {
     const name = `${envPrefix}_${spec.env}`;
     const raw = env[name];
     if (raw !== undefined && raw !== '') options[spec.flag] = convert(spec, raw, name);
     else if (spec.default !== undefined) options[spec.flag] = spec.default;
   }
-  let help = false;
   const positionals: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    if (arg === '--help' || arg === '-h') { help = true; continue; }
+  for (let i = 0; i < flags.length; i++) {
+    const arg = flags[i];
     if (!arg.startsWith('--')) { positionals.push(arg); continue; }
     const eq = arg.indexOf('=');
     const name = arg.slice(2, eq < 0 ? undefined : eq);
@@ -72,13 +79,14 @@ export function parseOptions(
     if (!spec) throw new UsageError(`unknown option --${name} (see --help)`);
     let raw: string | undefined = eq < 0 ? undefined : arg.slice(eq + 1);
     if (raw === undefined) {
-      if (spec.kind === 'bool' && (i + 1 >= argv.length || argv[i + 1].startsWith('--'))) raw = 'true';
-      else if (i + 1 < argv.length) raw = argv[++i];
+      if (spec.kind === 'bool') raw = 'true';
+      else if (i + 1 < flags.length) raw = flags[++i];
       else throw new UsageError(`option --${name} needs a value`);
     }
     options[spec.flag] = convert(spec, raw, `--${name}`);
   }
-  return { options, help, positionals };
+  if (end >= 0) positionals.push(...argv.slice(end + 1));
+  return { options, help: false, positionals };
 }
 
 /** `--help` text: usage line plus one line per option with its env variable and default. */

@@ -1,7 +1,8 @@
 /** Binding and stopping a grpc-js server, with errors a person can act on. */
-import type * as http2 from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
+import type * as http2 from 'node:http2';
 import { GRPC_SERVER_OPTIONS, SERVER_RECEIVE_WINDOW_BYTES } from '../load';
+import { joinHostPort } from './address';
 import { tolerantDecoding } from './status';
 
 /**
@@ -46,8 +47,9 @@ export function newGrpcServer(): grpc.Server {
 }
 
 /**
- * Binds `server` on host:port (port 0 = ephemeral) and resolves the bound port.
- * A taken port rejects with "port 127.0.0.1:9090 is already in use".
+ * Binds `server` on host:port (port 0 = ephemeral; an IPv6 host such as `::1` is bracketed) and
+ * resolves the bound port. A taken port rejects with "port 127.0.0.1:9090 is already in use", any
+ * other failure with "cannot listen on …" and its cause.
  */
 export function bindGrpcServer(
   server: grpc.Server,
@@ -56,10 +58,11 @@ export function bindGrpcServer(
   credentials: grpc.ServerCredentials = grpc.ServerCredentials.createInsecure(),
 ): Promise<number> {
   return new Promise((resolve, reject) => {
-    server.bindAsync(`${host}:${port}`, credentials, (err, bound) => {
+    const address = joinHostPort(host, port);
+    server.bindAsync(address, credentials, (err, bound) => {
       if (err) {
-        const taken = /EADDRINUSE|address already in use|No address added/i.test(err.message);
-        reject(new Error(taken ? `port ${host}:${port} is already in use` : `cannot listen on ${host}:${port}: ${err.message}`));
+        const taken = /EADDRINUSE|address already in use/i.test(err.message);
+        reject(new Error(taken ? `port ${address} is already in use` : `cannot listen on ${address}: ${err.message}`));
         return;
       }
       resolve(bound);

@@ -124,11 +124,21 @@ describe('kvt command (against a cluster)', () => {
     expect(missing.stderr).toBe('kvt get: key "nope" not found\n');
   });
 
+  it('takes keys and values that look like options after --', async () => {
+    expect((await kvt(['put', 'wiki/pages', '--family', 'Opt', '--', '--key', '-h'], env)).code).toBe(0);
+    expect((await kvt(['get', 'wiki/pages', '--family', 'Opt', '--', '--key'], env)).stdout).toBe('-h\n');
+    expect((await kvt(['put', 'wiki/pages', '--family', 'Opt', '--', '-h', '--help'], env)).code).toBe(0);
+    expect((await kvt(['get', 'wiki/pages', '--family', 'Opt', '--', '-h'], env)).stdout).toBe('--help\n');
+  });
+
   it('lists keys of a family in order, with prefix, reverse and limit', async () => {
     for (const k of ['b', 'a2', 'c', 'a1']) await kvt(['put', 'wiki/pages', '--family', 'Fam', k, 'v'], env);
     expect((await kvt(['keys', 'wiki/pages', '--family', 'Fam'], env)).stdout).toBe('a1\na2\nb\nc\n');
     expect((await kvt(['keys', 'wiki/pages', '--family', 'Fam', '--prefix', 'a'], env)).stdout).toBe('a1\na2\n');
     expect((await kvt(['keys', 'wiki/pages', '--family', 'Fam', '--reverse', '--limit', '2'], env)).stdout).toBe('c\nb\n');
+    // A bare bool flag never takes the next argument as its value.
+    expect((await kvt(['keys', '--reverse', 'wiki/pages', '--family', 'Fam'], env)).stdout).toBe('c\nb\na2\na1\n');
+    expect((await kvt(['keys', 'wiki/pages', '--family', 'Fam', '--reverse=false', '--limit', '1'], env)).stdout).toBe('a1\n');
   });
 
   it('imports JSON lines and exports them again', async () => {
@@ -174,6 +184,19 @@ describe('kvt command (against a cluster)', () => {
 });
 
 describe('kvt cluster', () => {
+  it('fails to start with one line: an unusable data directory, ports past 65535', async () => {
+    using file = tempDir();
+    fs.writeFileSync(path.join(file.path, 'plain'), '');
+    const r = await kvt(['cluster', '--data-dir', path.join(file.path, 'plain', 'x')]);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/^kvt cluster: cannot create the data directory .*plain\/x: ENOTDIR/);
+    const ports = await kvt(['cluster', '--data-dir', file.path, '--segment-store-port', '65535', '--segment-stores', '2']);
+    expect(ports.code).toBe(2);
+    expect(ports.stderr).toBe('kvt cluster: --segment-store-port 65535 with --segment-stores 2 needs ports up to 65536; the maximum is 65535\n');
+    expect(fs.readdirSync(file.path)).toEqual(['plain']);
+  });
+
   it('runs a controller and two segment stores, and stops them all on SIGINT', async () => {
     using dir = tempDir();
     const port = await freePort();

@@ -37,3 +37,20 @@ describe('newGrpcServer', () => {
     expect(session.state.remoteWindowSize).toBe(SERVER_RECEIVE_WINDOW_BYTES);
   });
 });
+
+describe('bindGrpcServer', () => {
+  it('binds an IPv6 host given without brackets, and says "in use" only for a taken port', async () => {
+    const server = newGrpcServer();
+    const other = newGrpcServer();
+    try {
+      const port = await bindGrpcServer(server, '::1', 0);
+      expect(port).toBeGreaterThan(0);
+      await expect(bindGrpcServer(other, '::1', port)).rejects.toThrow(`port [::1]:${port} is already in use`);
+      // Not an address of this machine: not "in use", and the cause is kept.
+      await expect(bindGrpcServer(newGrpcServer(), '192.0.2.1', 0)).rejects.toThrow(/^cannot listen on 192\.0\.2\.1:0: .*EADDRNOTAVAIL/);
+    } finally {
+      await shutdownGrpcServer(server, 100);
+      await shutdownGrpcServer(other, 100);
+    }
+  });
+});

@@ -10,6 +10,11 @@ describe('segment store config', () => {
     expect(loadConfig(['--help'], {}).help).toBe(true);
   });
 
+  it('shows the help even when a flag or variable is bad', () => {
+    expect(loadConfig(['--help'], { KVT_SEGMENTSTORE_PORT: 'nope' }).help).toBe(true);
+    expect(loadConfig(['--port', 'x', '-h'], {}).help).toBe(true);
+  });
+
   it('sizes LevelDB\'s memtable in MiB, 64 by default', () => {
     expect(loadConfig([], {}).config.writeBufferMb).toBe(64);
     expect(loadConfig([], { KVT_SEGMENTSTORE_WRITE_BUFFER_MB: '8' }).config.writeBufferMb).toBe(8);
@@ -20,7 +25,15 @@ describe('segment store config', () => {
 
   it('rejects bad values naming the option', () => {
     expect(() => loadConfig(['--port', '70000'], {})).toThrow('--port is 70000; the maximum is 65535');
-    expect(() => loadConfig(['--controller', 'nope'], {})).toThrow('--controller must be host:port; got "nope"');
+    expect(() => loadConfig(['--controller', 'nope'], {})).toThrow('--controller must be host:port (or [ipv6]:port) with a port in 1-65535; got "nope"');
+    // Ports the controller refuses are refused here, before the store starts and retries forever.
+    for (const bad of ['127.0.0.1:0', '127.0.0.1:99999', '::1:9090']) {
+      expect(() => loadConfig(['--advertise-address', bad], {})).toThrow(`--advertise-address must be host:port (or [ipv6]:port) with a port in 1-65535; got "${bad}"`);
+    }
+    expect(loadConfig(['--advertise-address', '[::1]:9090', '--controller', 'ctl.example:65535'], {}).config).toMatchObject({ advertiseAddress: '[::1]:9090', controller: 'ctl.example:65535' });
+    expect(() => loadConfig(['--register-retry-min-ms', '60000', '--register-retry-max-ms', '10'], {})).toThrow(
+      '--register-retry-min-ms (60000) must not exceed --register-retry-max-ms (10)',
+    );
     expect(() => loadConfig(['--log-level', 'loud'], {})).toThrow('--log-level must be one of debug, info, warn, error; got "loud"');
     expect(() => loadConfig(['--bogus'], {})).toThrow('unknown option --bogus (see --help)');
   });
