@@ -222,7 +222,9 @@ export class KeyValueTable<K, V> implements AsyncDisposable {
     const familyLength = checkFamily(family);
     const condition = checkVersion(version);
     const keyBytes = this.serializeKey(key, familyLength);
-    const valueBytes = value === undefined ? EMPTY : this.serializeValue(value);
+    // Only a remove has no value: a put of `undefined` goes through the serializer like any value
+    // (JSON refuses it; an empty value stored for it could never be read back).
+    const valueBytes = type === 'REMOVE' ? EMPTY : this.serializeValue(value as V);
     const encoder = new UpdateEncoder(family ?? '', 1);
     encoder.add(MODIFICATION_TYPES[type], keyBytes, valueBytes, condition, checkTtl(ttlMs));
     const batch: Batch = {
@@ -294,13 +296,15 @@ export class KeyValueTable<K, V> implements AsyncDisposable {
     const options = given ?? {};
     checkBoolean('reverse', options.reverse);
     checkBoolean('toInclusive', options.toInclusive);
-    const state = options.fromState !== undefined ? decodeState(options.fromState, this.name, family, entries) : this.freshState(family, options, entries);
+    const start = options.fromState !== undefined ? decodeState(options.fromState, this.name, family, entries) : this.freshState(family, options, entries);
     const point = routingPoint(family, EMPTY);
     const transport = this.transport;
     const self = this;
     return {
+      // Each iteration starts from the beginning with its own state: iterating the iterable again (or
+      // twice at once) gives the same pages, as an AsyncIterable should.
       async *[Symbol.asyncIterator]() {
-        for await (const page of iteratePages(transport, (t) => t.routeOf(point), state, builder)) {
+        for await (const page of iteratePages(transport, (t) => t.routeOf(point), { ...start }, builder)) {
           self.checkOpen();
           yield page;
         }

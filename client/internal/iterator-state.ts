@@ -44,6 +44,17 @@ interface Wire {
   d: 0 | 1;
 }
 
+const isFlag = (x: unknown): boolean => x === 0 || x === 1;
+const isBase64 = (x: unknown): boolean => typeof x === 'string' && /^[A-Za-z0-9+/]*={0,2}$/.test(x);
+
+/** Every field of the right type: the checksum catches accidents, not a token forged with a valid one. */
+function wellFormed(w: unknown): w is Wire {
+  if (w === null || typeof w !== 'object') return false;
+  const x = w as Record<string, unknown>;
+  return x.v === VERSION && typeof x.t === 'string' && typeof x.f === 'string' && isFlag(x.e) && typeof x.n === 'number' &&
+    isBase64(x.p) && isBase64(x.fr) && isBase64(x.to) && isFlag(x.ti) && isFlag(x.r) && (x.a === null || isBase64(x.a)) && isFlag(x.d);
+}
+
 function checksum(payload: string): string {
   return createHash('sha256').update(DOMAIN).update(payload).digest('base64url').slice(0, 16);
 }
@@ -76,7 +87,7 @@ export function decodeState(token: string, table: string, family: string, entrie
   } catch (err) {
     throw new InvalidArgumentError(MALFORMED, { cause: err });
   }
-  if (w.v !== VERSION || typeof w.t !== 'string' || typeof w.f !== 'string') throw new InvalidArgumentError(MALFORMED);
+  if (!wellFormed(w)) throw new InvalidArgumentError(MALFORMED);
   if (w.t !== table || w.f !== family) {
     throw new InvalidArgumentError(`iterator state (fromState) belongs to another iteration (table ${w.t}, family ${JSON.stringify(w.f)})`);
   }

@@ -1,7 +1,8 @@
 /**
- * Paging over one key family with the store's Iterate RPC. Each page is filled to exactly
- * `maxKeysAtOnce` items (calling Iterate again with `after` = the last key when the store returned
- * fewer) unless the family ends or the 2 MiB page cap is reached. Consistency: pages continue
+ * Paging over one key family with the store's Iterate RPC. Each page holds exactly `maxKeysAtOnce`
+ * items unless the family ends or the 2 MiB page cap ends it first: the store applies the cap, so an
+ * answer with fewer items than asked for and more to come is a complete page. (Asking again to fill
+ * it, as this once did, made pages of up to twice the cap.) Consistency: pages continue
  * strictly after (before, in reverse) the last key returned, so no key is returned twice and an entry
  * written or removed between pages shows up or not according to its position relative to that key.
  */
@@ -21,7 +22,7 @@ export interface Page<T> {
 
 function requestOf(s: IteratorState, segmentId: string, maxItems: number): IterateRequest {
   return {
-    segmentId, family: s.family, includeValues: s.entries, maxItems: Math.min(maxItems, MAX_ITERATOR_PAGE_ITEMS),
+    segmentId, family: s.family, includeValues: s.entries, maxItems,
     prefix: s.prefix, from: s.from, to: s.to, toInclusive: s.toInclusive, reverse: s.reverse,
     hasAfter: s.after !== undefined, after: s.after ?? Buffer.alloc(0),
   };
@@ -41,7 +42,8 @@ export async function* iteratePages<T>(
     let items: T[] = [];
     let bytes = 0;
     while (items.length < state.maxKeysAtOnce) {
-      const { response, route } = await transport.read('Iterate', pick, (segment) => requestOf(state, segment, state.maxKeysAtOnce - items.length));
+      const asked = Math.min(state.maxKeysAtOnce - items.length, MAX_ITERATOR_PAGE_ITEMS);
+      const { response, route } = await transport.read('Iterate', pick, (segment) => requestOf(state, segment, asked));
       const page = decodeIteratePage(response, builder(route.segmentId));
       bytes += page.bytes;
       // Usually one answer fills the page: take its array rather than copying it.
@@ -51,8 +53,9 @@ export async function* iteratePages<T>(
       if (page.lastKey) state.after = page.lastKey;
       // An empty answer ends the iteration even without `done`, so a confused store cannot loop us forever.
       if (page.done || page.items.length === 0) state.done = true;
-      // The page cap ends a page early.
-      if (page.done || page.items.length === 0 || bytes >= MAX_ITERATOR_PAGE_BYTES) break;
+      // The store's page cap ends a page early (and the cap counted here guards against a store
+      // that answers short for another reason).
+      if (page.done || page.items.length < asked || bytes >= MAX_ITERATOR_PAGE_BYTES) break;
     }
     if (items.length === 0) return;
     yield { items, state: encodeState(state) };

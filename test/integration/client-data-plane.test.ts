@@ -199,6 +199,17 @@ describe('KeyValueTable', () => {
       expect(await table.get('ser', 'a')).toBeNull();
     });
 
+    it('puts undefined through the value serializer like any value (JSON refuses it), single key as in a batch', async () => {
+      const json = factory.forKeyValueTable('kv', { keySerializer: Serializers.utf8, valueSerializer: Serializers.json });
+      for (const attempt of [json.put(null, 'undef', undefined), json.putIfAbsent('undef', 'k', undefined), json.putAll('undef', [['k', undefined]])]) {
+        const err = (await rejection(attempt)) as InvalidArgumentError;
+        expect(err).toBeInstanceOf(InvalidArgumentError);
+        expect(err.message).toBe('value cannot be serialized: the json serializer cannot encode undefined');
+      }
+      expect(await json.get(null, 'undef')).toBeNull();
+      expect(await json.get('undef', 'k')).toBeNull();
+    });
+
     it('refuses batch arguments of the wrong shape with InvalidArgumentError naming the entry, and writes nothing', async () => {
       const loose = table as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
       const cases: [Promise<unknown>, string, number | undefined][] = [
@@ -366,6 +377,23 @@ describe('KeyValueTable', () => {
       const [first] = await pagesOf(raw.keyIterator('bytes', { maxKeysAtOnce: 2 }));
       const tampered = first.state.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'));
       expect(() => raw.keyIterator('bytes', { fromState: tampered })).toThrow(InvalidArgumentError);
+    });
+
+    it('gives the same pages each time the iterable is iterated, also twice at once', async () => {
+      const iterable = raw.keyIterator('bytes', { maxKeysAtOnce: 4 });
+      const keysOf = async () => (await pagesOf(iterable)).flatMap((p) => p.items.map((k) => hex(k.key)));
+      expect(await keysOf()).toEqual(sorted);
+      expect(await keysOf()).toEqual(sorted);
+      expect(await Promise.all([keysOf(), keysOf()])).toEqual([sorted, sorted]);
+    });
+
+    it('ends a page at the 2 MiB cap, never above it, and then goes on', async () => {
+      const big = 'x'.repeat(700_000);
+      await table.putAll('big-pages', Array.from({ length: 7 }, (_, i) => [`k${i}`, big] as const));
+      const pages = await pagesOf(table.entryIterator('big-pages', { maxKeysAtOnce: 10 }));
+      // The store fits two 700 KB entries in a 2 MiB page (a third would pass it).
+      expect(pages.map((p) => p.items.length)).toEqual([2, 2, 2, 1]);
+      expect(pages.flatMap((p) => p.items.map((e) => e.key))).toEqual(['k0', 'k1', 'k2', 'k3', 'k4', 'k5', 'k6']);
     });
 
     it('returns no pages for an empty family', async () => {

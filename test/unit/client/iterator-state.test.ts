@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../../client';
 import { decodeState, encodeState, IteratorState } from '../../../client/internal/iterator-state';
@@ -31,6 +32,18 @@ describe('iterator state tokens', () => {
 
   it.each(['', 'garbage', '.', 'abc.def', 'eyJ2IjoxfQ.x'])('reject the malformed token %j with InvalidArgumentError', (token) => {
     expect(() => decodeState(token, 'wiki/pages', 'Main_Page', true)).toThrow(InvalidArgumentError);
+  });
+
+  it('reject a token forged with a valid checksum but a field of the wrong type', () => {
+    const good = { v: 1, t: 's/t', f: 'f', e: 0, n: 10, p: '', fr: '', to: '', ti: 0, r: 0, a: null, d: 0 };
+    const forge = (fields: object) => {
+      const payload = Buffer.from(JSON.stringify({ ...good, ...fields })).toString('base64url');
+      return `${payload}.${createHash('sha256').update('kvt-iterator-state-v1').update(payload).digest('base64url').slice(0, 16)}`;
+    };
+    expect(decodeState(forge({}), 's/t', 'f', false).maxKeysAtOnce).toBe(10);
+    for (const bad of [{ p: 5 }, { fr: null }, { to: '%%' }, { a: 7 }, { ti: 'yes' }, { r: 2 }, { d: true }, { e: '0' }, { n: '10' }]) {
+      expect(() => decodeState(forge(bad), 's/t', 'f', false), JSON.stringify(bad)).toThrow('iterator state (fromState) is malformed or was altered');
+    }
   });
 
   it('reject a token of another table, family or kind of iterator', () => {
