@@ -13,7 +13,7 @@
  */
 import { MAX_GET_KEYS, MAX_ITERATOR_PAGE_ITEMS } from '../proto/limits';
 import type { Entry } from '../proto/messages';
-import { InvalidArgumentError, ObjectClosedError } from './errors';
+import { InvalidArgumentError, ObjectClosedError, ServiceError } from './errors';
 import { routingPoint, partitionIndex } from './internal/hashing';
 import { decodeState, IteratorState } from './internal/iterator-state';
 import type { RoutingTable } from './internal/routing';
@@ -156,6 +156,7 @@ export class KeyValueTable<K, V> implements AsyncDisposable {
         idempotent: true, read: true, keyAt: (i) => list[indexes[i]],
       });
       const entries = response.get?.entries ?? [];
+      if (entries.length !== refs.length) throw new ServiceError(`the store answered ${entries.length} entries for ${refs.length} keys`, { code: 'SERVICE_ERROR' });
       indexes.forEach((i, j) => (out[i] = entries[j]?.found ? this.entryOf(list[i], entries[j], segmentId) : null));
     })));
     return out;

@@ -23,6 +23,11 @@ export const DEFAULT_ITERATOR_PAGE_ITEMS = 10;
 export const MAX_GET_KEYS = 10_000;
 /** Maximum gRPC message size both sides accept (a full batch plus framing). */
 export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+/**
+ * Key + value bytes the Gets of one answer (an Execute's, or a Get call's) may hold: half the message
+ * limit, so that the answer always fits. Keys past it are left out of a Get's answer (see GetResponse).
+ */
+export const MAX_GET_ANSWER_BYTES = 32 * 1024 * 1024;
 /** Names of scopes and tables. */
 export const NAME_PATTERN = /^[A-Za-z0-9.-]{1,250}$/;
 /** Partition count bounds of a key-value table. */

@@ -4,7 +4,9 @@
  * outstanding, whatever is queued goes out at once (after the current microtasks, so operations
  * started together share the call); otherwise requests queue until a call returns, so the batch size
  * grows with the load and a lone request waits for nothing. A large queue is shared among the free
- * calls (see `splitBytes`). Single-segment Gets queued together are merged into one multi-key Get sub-request.
+ * calls (see `splitBytes`). Single-segment Gets queued together are merged into one multi-key Get
+ * sub-request; a Get the store answered for its first keys only (its answers hold at most 32 MiB of
+ * keys and values, see GetResponse) asks again for the rest, so callers always get every entry.
  */
 import { MAX_GET_KEYS } from '../../proto/limits';
 import type { ExecuteResponse, GetRequest, SubResponse, WireError } from '../../proto/messages';
@@ -94,6 +96,26 @@ export class Coalescer {
    * Error) or rejects with the transport error of the whole call.
    */
   submit(address: string, sub: ClientSubRequest, bytes: number, deadline: number): Promise<SubResponse> {
+    const answer = this.enqueue(address, sub, bytes, deadline);
+    return sub.get ? answer.then((response) => this.completeGet(address, sub.get!, response, deadline)) : answer;
+  }
+
+  /** Asks again, until `deadline`, for the keys of `get` its answer left out. */
+  private async completeGet(address: string, get: GetRequest, response: SubResponse, deadline: number): Promise<SubResponse> {
+    const first = response.get?.entries;
+    if (response.error || !first || first.length >= get.keys.length) return response;
+    const entries = first.slice();
+    while (entries.length < get.keys.length) {
+      const keys = get.keys.slice(entries.length);
+      const bytes = keys.reduce((n, k) => n + k.key.length, 0);
+      const more = await this.enqueue(address, { get: { segmentId: get.segmentId, keys } }, bytes, deadline);
+      if (more.error) return { error: { ...more.error, index: more.error.index >= 0 ? more.error.index + entries.length : -1 } };
+      for (const e of more.get?.entries ?? []) entries.push(e);
+    }
+    return { get: { entries: entries.length > get.keys.length ? entries.slice(0, get.keys.length) : entries } };
+  }
+
+  private enqueue(address: string, sub: ClientSubRequest, bytes: number, deadline: number): Promise<SubResponse> {
     if (this.closed) return Promise.reject(new ObjectClosedError('the client was closed'));
     let q = this.stores.get(address);
     if (!q) {

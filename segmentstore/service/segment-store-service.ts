@@ -25,7 +25,7 @@ import type {
 import { segmentStoreService } from '../../proto/load';
 import type { Logger } from '../../proto/runtime/log';
 import { invalidArgument, unary, wireErrorOf } from '../../proto/runtime/status';
-import { SegmentEngine } from '../storage/segment-engine';
+import { GetAnswerBudget, SegmentEngine } from '../storage/segment-engine';
 import type { UpdateOutcome } from '../storage/update-stager';
 import { ExecuteStreams } from './execute-stream';
 import { withFastCodecs } from './wire-codec';
@@ -53,6 +53,8 @@ function errorResponse(err: unknown, segmentId: string | undefined): SubResponse
  */
 export function execute(engine: SegmentEngine, req: ExecuteRequest): Promise<ExecuteResponse> {
   const subs = Array.isArray(req?.requests) ? req.requests : [];
+  // The Gets of one answer share its byte budget, so that the answer fits in one message.
+  const budget = new GetAnswerBudget();
   const pending = engine.withHeldCommits((update) =>
     subs.map((sub, i): Promise<SubResponse> => {
       const kind = subRequestKind(sub);
@@ -60,7 +62,7 @@ export function execute(engine: SegmentEngine, req: ExecuteRequest): Promise<Exe
         return update(sub.update!).then((res) => ({ update: updateResponse(res) }), (err) => errorResponse(err, sub.update!.segmentId));
       }
       if (kind === 'get') {
-        return engine.get(sub.get!).then((res) => ({ get: res }), (err) => errorResponse(err, sub.get!.segmentId));
+        return engine.get(sub.get!, budget).then((res) => ({ get: res }), (err) => errorResponse(err, sub.get!.segmentId));
       }
       return Promise.resolve(errorResponse(invalidArgument(`requests[${i}] holds neither update nor get`), undefined));
     }),

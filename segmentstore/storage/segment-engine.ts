@@ -13,7 +13,7 @@
  */
 import { ClassicLevel } from 'classic-level';
 import { ErrorCodes } from '../../proto/error-codes';
-import { MAX_ITERATOR_PAGE_BYTES } from '../../proto/limits';
+import { MAX_GET_ANSWER_BYTES, MAX_ITERATOR_PAGE_BYTES } from '../../proto/limits';
 import type { Entry, GetResponse, IterateResponse, ScanResponse, SegmentInfo } from '../../proto/messages';
 import { errorMessage, KvtFault } from '../../proto/runtime/status';
 import { ExpirySweeper } from './expiry-sweeper';
@@ -61,6 +61,25 @@ function isLocked(err: unknown): boolean {
     if (e.code === 'LEVEL_LOCKED') return true;
   }
   return false;
+}
+
+/** Keys read at once by a Get: bounds its memory (64 values of at most 1 MiB) before the budget is checked. */
+const GET_SLICE_KEYS = 64;
+
+/**
+ * The key + value bytes left for the Gets of one answer (see GetResponse in segmentstore.proto). The
+ * first entry is always admitted, so every answer makes progress; after that, an entry that would
+ * pass the limit is refused, and its Get answers the keys before it only.
+ */
+export class GetAnswerBudget {
+  private used = 0;
+  constructor(private readonly limit = MAX_GET_ANSWER_BYTES) {}
+
+  admit(bytes: number): boolean {
+    if (this.used > 0 && this.used + bytes > this.limit) return false;
+    this.used += bytes;
+    return true;
+  }
 }
 
 /** Table segments on one LevelDB. Create with {@link SegmentEngine.open}. */
@@ -311,15 +330,29 @@ export class SegmentEngine {
   }
 
   /**
-   * Point reads of many keys (any families) of one segment, in request order. A key with a staged
-   * write answers with that write, but only once its batch is durable: a reader never sees a write
-   * that a crash could still take back. If that batch fails, the read starts over.
+   * Point reads of many keys (any families) of one segment, in request order, as many as `budget`
+   * admits (the rest are left out of the answer; see GetResponse). A key with a staged write answers
+   * with that write, but only once its batch is durable: a reader never sees a write that a crash
+   * could still take back. If that batch fails, the read starts over.
    */
-  async get(req: GetInput, attempt = 1): Promise<GetResponse> {
+  async get(req: GetInput, budget = new GetAnswerBudget()): Promise<GetResponse> {
     const seg = this.segment(req.segmentId);
     const refs = checkGetKeys(req.keys);
     // Updates that arrived earlier but still wait to be staged (reading first) come before this read.
     if (seg.stagingTail) await seg.stagingTail;
+    if (refs.length <= GET_SLICE_KEYS) return { entries: admitted(await this.readKeys(seg, refs), budget) };
+    const entries: Entry[] = [];
+    for (let from = 0; from < refs.length; from += GET_SLICE_KEYS) {
+      const slice = await this.readKeys(seg, refs.slice(from, from + GET_SLICE_KEYS));
+      const taken = admitted(slice, budget);
+      for (const e of taken) entries.push(e);
+      if (taken.length < slice.length) break;
+    }
+    return { entries };
+  }
+
+  /** Reads `refs` (checked keys of `seg`) at once; see {@link get}. */
+  private async readKeys(seg: SegmentState, refs: ReturnType<typeof checkGetKeys>, attempt = 1): Promise<Entry[]> {
     const now = this.clock();
     const entries = new Array<Entry>(refs.length);
     const missing: Buffer[] = [];
@@ -361,9 +394,9 @@ export class SegmentEngine {
     }
     if (pendingBatch && !(await pendingBatch.done.then(() => true, () => false))) {
       if (attempt >= 3) throw new KvtFault(ErrorCodes.UNAVAILABLE, 'segment store cannot write to its storage; try again later');
-      return this.get(req, attempt + 1);
+      return this.readKeys(seg, refs, attempt + 1);
     }
-    return { entries };
+    return entries;
   }
 
   /** One page of keys or entries of one family, in unsigned bytewise key order (see IterateRequest). */
@@ -432,4 +465,13 @@ function acknowledge(staged: StagedUpdate): Promise<UpdateOutcome> {
 
 function notFound(key: Buffer): Entry {
   return { found: false, key, value: EMPTY, sequence: '' };
+}
+
+/** The first of `entries` that `budget` admits (all of them, or those before the first refused). */
+function admitted(entries: Entry[], budget: GetAnswerBudget): Entry[] {
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i];
+    if (!budget.admit(e.key.length + e.value.length)) return entries.slice(0, i);
+  }
+  return entries;
 }
