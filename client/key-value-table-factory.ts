@@ -72,7 +72,11 @@ export class KeyValueTableFactory implements AsyncDisposable {
     return table;
   }
 
-  /** Closes every table of this factory and its channels. Idempotent. */
+  /**
+   * Closes every table of this factory and its channels. Idempotent. Calls still queued or in flight
+   * end with ObjectClosedError; an update among them may or may not have been applied (like one that
+   * ends with `UnavailableError` and `maybeApplied`), so await your calls before closing.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

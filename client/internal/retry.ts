@@ -53,6 +53,19 @@ export function surelyNotSent(err: unknown): boolean {
   return details.startsWith('No connection established') || details.startsWith('Channel closed before call started') || /ECONNREFUSED|connect ENOENT/.test(details);
 }
 
+/**
+ * True when a call failed as a whole without an answer of the server's own (no kvt error code), in a
+ * way that does not prove it never reached the server: a broken connection or stream, a passed
+ * deadline, a transport error of any status. An update sent on such a call may have been applied.
+ * Not for CANCELLED: the client cancels its calls only when closed (ObjectClosedError).
+ */
+export function outcomeUnknown(err: unknown): boolean {
+  const status = statusOf(err);
+  if (!status || status.code === grpc.status.CANCELLED) return false;
+  if (status.metadata?.get(ERROR_CODE_TRAILER)?.[0]) return false;
+  return !surelyNotSent(status);
+}
+
 /** The backoff before retry number `attempt` (1-based), with ±25 % jitter. */
 export function backoffMs(attempt: number, options: RetryOptions): number {
   const base = Math.min(options.maxBackoffMs, options.initialBackoffMs * 2 ** (attempt - 1));

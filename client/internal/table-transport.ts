@@ -8,12 +8,12 @@
  *   past the deadline; updates that are not idempotent only when the request surely was not sent.
  */
 import type { IterateRequest, Routing, ScanRequest, ScanResponse, SubResponse, WireError } from '../../proto/messages';
-import { KvtError, ObjectClosedError, TableNotActiveError } from '../errors';
+import { KvtError, ObjectClosedError, TableNotActiveError, UnavailableError } from '../errors';
 import { Coalescer } from './coalescer';
 import { callUnary, Connections } from './connections';
-import { backoffMs, isTransient, RetryOptions, sleep, surelyNotSent } from './retry';
+import { backoffMs, isTransient, outcomeUnknown, RetryOptions, sleep, surelyNotSent } from './retry';
 import { Route, RoutingCache, RoutingTable } from './routing';
-import { toKvtError } from './status-to-error';
+import { ErrorSite, toKvtError } from './status-to-error';
 import type { ClientSubRequest } from './wire-codec';
 
 /** How one request may be retried and how to name its keys in errors. */
@@ -137,11 +137,12 @@ export class TableTransport {
         }
         const cause = err instanceof SubError ? err.error : err;
         // An update may have been applied when it got as far as a store and was not explicitly refused.
-        maybeApplied ||= !policy.read && route !== undefined && isTransient(cause) && !surelyNotSent(cause);
+        const unknown = !policy.read && route !== undefined && outcomeUnknown(cause);
+        maybeApplied ||= unknown;
         const site = { table: this.tableName, segment: route?.segmentId, keyAt: policy.keyAt, maybeApplied };
-        if (!isRetryable(cause, policy.idempotent)) throw toKvtError(cause, site);
+        if (!isRetryable(cause, policy.idempotent)) throw finalError(cause, site, unknown);
         const wait = backoffMs(tries + 1, this.settings.retry);
-        if (tries >= this.settings.retry.maxRetries || Date.now() + wait >= deadline) throw toKvtError(cause, site);
+        if (tries >= this.settings.retry.maxRetries || Date.now() + wait >= deadline) throw finalError(cause, site, unknown);
         this.settings.logger?.debug?.('kvt client retrying', { table: this.tableName, segment: route?.segmentId, attempt: tries + 1, waitMs: wait });
         await sleep(wait);
         staleGeneration = route?.generation ?? '';
@@ -161,6 +162,20 @@ export class TableTransport {
     }
     return routing;
   }
+}
+
+/**
+ * The error a caller gets: the typed error of `cause`; but an update whose call failed as a whole
+ * after it may have reached the store (`unknown`, see outcomeUnknown) is an UnavailableError with
+ * maybeApplied, whatever the status (a stream broken by RESOURCE_EXHAUSTED or INTERNAL says nothing
+ * about the update itself).
+ */
+function finalError(cause: unknown, site: ErrorSite, unknown: boolean): KvtError {
+  const typed = toKvtError(cause, site);
+  if (!unknown || typed instanceof UnavailableError) return typed;
+  return new UnavailableError(`the call to the segment store failed after the update was sent, so it may have been applied: ${typed.message}`, {
+    cause, table: site.table, segment: site.segment, maybeApplied: true,
+  });
 }
 
 /** Transient failures are retried; updates that may not be applied twice only when surely not sent. */
