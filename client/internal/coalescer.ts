@@ -8,6 +8,7 @@
  * sub-request; a Get the store answered for its first keys only (its answers hold at most 32 MiB of
  * keys and values, see GetResponse) asks again for the rest, so callers always get every entry.
  */
+import * as grpc from '@grpc/grpc-js';
 import { MAX_GET_KEYS } from '../../proto/limits';
 import type { ExecuteResponse, GetRequest, SubResponse, WireError } from '../../proto/messages';
 import { ObjectClosedError, ServiceError, UnavailableError } from '../errors';
@@ -61,6 +62,20 @@ interface Pending {
   deadline: number;
   resolve: (response: SubResponse) => void;
   reject: (err: unknown) => void;
+  /** Set once rejected at its deadline (its call may still answer; see {@link Coalescer.sweep}). */
+  expired: boolean;
+}
+
+/** How often queued and in-flight requests are checked against their own deadlines. */
+const DEADLINE_SWEEP_MS = 25;
+
+/**
+ * The failure of a request whose deadline passed while its call was in flight: shaped as the gRPC
+ * status DEADLINE_EXCEEDED (no kvt code), so that an update's outcome counts as unknown (retry.ts).
+ */
+function deadlineExceeded(address: string): Error {
+  const details = `deadline passed while the call to ${address} was in flight`;
+  return Object.assign(new Error(`${grpc.status.DEADLINE_EXCEEDED} DEADLINE_EXCEEDED: ${details}`), { code: grpc.status.DEADLINE_EXCEEDED, details, metadata: new grpc.Metadata() });
 }
 
 /** Members of one wire sub-request: one update, or several merged gets (with their key offsets). */
@@ -72,6 +87,8 @@ interface Slot {
 interface StoreQueue {
   address: string;
   queue: Pending[];
+  /** The members of the calls in flight. */
+  sending: Set<Pending[]>;
   /** Key + value bytes of the queued operations. */
   bytes: number;
   inFlight: number;
@@ -83,6 +100,8 @@ export class Coalescer {
   /** Counters for tests and benchmarks: Execute calls, wire sub-requests, operations carried. */
   readonly stats = { calls: 0, subRequests: 0, operations: 0 };
   private readonly stores = new Map<string, StoreQueue>();
+  /** Fails requests at their own deadline, queued or in flight; runs only while some are. */
+  private sweeper: NodeJS.Timeout | undefined;
   /** The streams Execute calls travel on (undefined with `streams: false`); iterators use them too. */
   readonly streams: ExecuteStreams | undefined;
   private closed = false;
@@ -119,20 +138,59 @@ export class Coalescer {
     if (this.closed) return Promise.reject(new ObjectClosedError('the client was closed'));
     let q = this.stores.get(address);
     if (!q) {
-      q = { address, queue: [], bytes: 0, inFlight: 0, scheduled: false };
+      q = { address, queue: [], sending: new Set(), bytes: 0, inFlight: 0, scheduled: false };
       this.stores.set(address, q);
     }
     const queue = q;
     return new Promise<SubResponse>((resolve, reject) => {
-      queue.queue.push({ sub, bytes, deadline, resolve, reject });
+      queue.queue.push({ sub, bytes, deadline, resolve, reject, expired: false });
       queue.bytes += bytes;
       this.schedule(queue);
+      this.sweeper ??= setInterval(() => this.sweep(), DEADLINE_SWEEP_MS).unref();
     });
+  }
+
+  /**
+   * Fails every request whose own deadline passed: a queued one as not sent, one in flight as
+   * DEADLINE_EXCEEDED (its call goes on for the others, whose deadlines may be later). Without this a
+   * request queued behind busy calls, or carried by a call with a later deadline, outlived its own.
+   */
+  private sweep(): void {
+    const now = Date.now();
+    let waiting = 0;
+    for (const q of this.stores.values()) {
+      if (q.queue.some((p) => p.deadline <= now)) {
+        const kept: Pending[] = [];
+        for (const p of q.queue) {
+          if (p.deadline > now) kept.push(p);
+          else {
+            q.bytes -= p.bytes;
+            p.expired = true;
+            p.reject(new UnavailableError(`deadline passed before the request could be sent to ${q.address}`));
+          }
+        }
+        q.queue = kept;
+      }
+      for (const members of q.sending) {
+        for (const p of members) {
+          if (p.expired || p.deadline > now) continue;
+          p.expired = true;
+          p.reject(deadlineExceeded(q.address));
+        }
+      }
+      waiting += q.queue.length + q.sending.size;
+    }
+    if (waiting === 0 && this.sweeper) {
+      clearInterval(this.sweeper);
+      this.sweeper = undefined;
+    }
   }
 
   /** Fails everything still queued with ObjectClosedError; calls in flight fail with CANCELLED. */
   close(): void {
     this.closed = true;
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = undefined;
     this.streams?.close();
     for (const q of this.stores.values()) {
       q.bytes = 0;
@@ -183,6 +241,7 @@ export class Coalescer {
     let deadline = 0;
     for (const p of batch) deadline = Math.max(deadline, p.deadline);
     q.inFlight++;
+    q.sending.add(batch);
     this.stats.calls++;
     this.stats.subRequests += request.requests.length;
     this.stats.operations += batch.length;
@@ -192,12 +251,14 @@ export class Coalescer {
     call.then(
       (response) => {
         q.inFlight--;
+        q.sending.delete(batch);
         deliver(slots, response);
         this.schedule(q);
       },
       (err: unknown) => {
         q.inFlight--;
-        for (const p of batch) p.reject(err);
+        q.sending.delete(batch);
+        for (const p of batch) if (!p.expired) p.reject(err);
         this.schedule(q);
       },
     );

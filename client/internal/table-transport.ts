@@ -124,7 +124,7 @@ export class TableTransport {
       this.checkOpen();
       let route: Route | undefined;
       try {
-        const routing = staleGeneration === undefined ? await this.routing.get() : await this.routing.refresh(staleGeneration);
+        const routing = staleGeneration === undefined ? await this.routing.get() : await beforeDeadline(this.routing.refresh(staleGeneration), deadline, this.tableName);
         staleGeneration = undefined;
         route = pick(routing);
         return await attempt(route, deadline);
@@ -172,10 +172,28 @@ export class TableTransport {
  */
 function finalError(cause: unknown, site: ErrorSite, unknown: boolean): KvtError {
   const typed = toKvtError(cause, site);
-  if (!unknown || typed instanceof UnavailableError) return typed;
+  if (typed instanceof UnavailableError) {
+    // An UnavailableError made on the client (a deadline passed before sending, no routing in time)
+    // knows nothing of earlier attempts: one of those may have reached the store.
+    if (typed.maybeApplied || !site.maybeApplied) return typed;
+    return new UnavailableError(typed.message, { cause: typed.cause ?? cause, table: site.table, segment: site.segment, maybeApplied: true });
+  }
+  if (!unknown) return typed;
   return new UnavailableError(`the call to the segment store failed after the update was sent, so it may have been applied: ${typed.message}`, {
     cause, table: site.table, segment: site.segment, maybeApplied: true,
   });
+}
+
+/**
+ * `routing`, or UNAVAILABLE once `deadline` passes first: a refresh is shared by every caller and has
+ * its own deadline, which a caller's retry must not outlive. (The refresh goes on for the others.)
+ */
+function beforeDeadline(routing: Promise<RoutingTable>, deadline: number, table: string): Promise<RoutingTable> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new UnavailableError(`no routing of table ${table} from the controller within the deadline`, { table })), Math.max(0, deadline - Date.now()));
+  });
+  return Promise.race([routing, late]).finally(() => clearTimeout(timer));
 }
 
 /** Transient failures are retried; updates that may not be applied twice only when surely not sent. */

@@ -1,7 +1,8 @@
 /**
  * The client against failures of real processes: a dead segment store gives UnavailableError (never a
- * hang), a store back on a new address is found through fresh routing, and a handle whose table was
- * deleted and re-created follows the new segments.
+ * hang), a store back on a new address is found through fresh routing, a handle whose table was
+ * deleted and re-created follows the new segments, and every call ends near its own deadline (queued
+ * behind hung calls, or waiting for routing from a controller that stopped answering).
  */
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -82,5 +83,64 @@ describe('KeyValueTable under failures', () => {
     }
     const after = await table.get('f', 'k');
     expect(['v', 'w']).toContain(after?.value);
+  });
+
+  // Upper bounds with a whole second of slack: what is checked is that every call ends near its own
+  // deadline, not how fast (before the fix these took 1.5 and 1.3 s past it).
+  const SLACK_MS = 1_000;
+  const timed = <T>(call: Promise<T>) => {
+    const start = Date.now();
+    return call.then((): [number, unknown] => [Date.now() - start, null], (err: unknown): [number, unknown] => [Date.now() - start, err]);
+  };
+  const timeoutMs = 2_000;
+
+  /** A new one-partition table with one key, through a factory with a 2 s deadline and `maxRetries`. */
+  async function tableWithDeadline(name: string, maxRetries: number) {
+    await manager.createKeyValueTable('res', name, { partitionCount: 1 });
+    const factory = KeyValueTableFactory.withScope('res', { controller: cluster.controllerAddress, timeoutMs, retry: { maxRetries, initialBackoffMs: 20, maxBackoffMs: 50 } });
+    const table = factory.forKeyValueTable(name, { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 });
+    await table.put('f', 'k', 'v');
+    return { factory, table };
+  }
+
+  it('ends each call at its own deadline, also one queued behind calls to a store that stopped answering', async () => {
+    const { factory, table } = await tableWithDeadline('queued', 0);
+    await using _ = factory;
+    const stores = cluster.stores.filter((s) => s.running);
+    for (const s of stores) s.child.kill('SIGSTOP');
+    try {
+      // Two calls go out and hang (two per store at most); the later ones queue, or join a call
+      // whose own deadline is later than theirs.
+      const calls = [];
+      for (const pause of [0, 50, 100, 1_500]) {
+        await new Promise((r) => setTimeout(r, pause));
+        calls.push(timed(table.get('f', 'k')));
+      }
+      for (const [ms, err] of await Promise.all(calls)) {
+        expect(err).toBeInstanceOf(UnavailableError);
+        expect(ms).toBeLessThan(timeoutMs + SLACK_MS);
+      }
+    } finally {
+      for (const s of stores) s.child.kill('SIGCONT');
+    }
+  });
+
+  it('ends a retry that waits for routing from a controller that stopped answering at the deadline', async () => {
+    const { factory, table } = await tableWithDeadline('refresh', 3);
+    await using _ = factory;
+    // The stores frozen, then killed, so the client retries and asks the (frozen) controller for
+    // fresh routing. (The last test of the file: it leaves no store running.)
+    const stores = cluster.stores.filter((s) => s.running);
+    for (const p of [...stores, cluster.controller]) p.child.kill('SIGSTOP');
+    try {
+      const call = timed(table.get('f', 'k'));
+      await new Promise((r) => setTimeout(r, 1_300));
+      for (const s of stores) await s.kill('SIGKILL');
+      const [ms, err] = await call;
+      expect(err).toBeInstanceOf(UnavailableError);
+      expect(ms).toBeLessThan(timeoutMs + SLACK_MS);
+    } finally {
+      cluster.controller.child.kill('SIGCONT');
+    }
   });
 });
