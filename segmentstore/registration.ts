@@ -29,8 +29,22 @@ export function loadStoreId(dataDir: string): string {
   fs.mkdirSync(dataDir, { recursive: true });
   const id = randomUUID();
   const tmp = `${file}.tmp`;
-  fs.writeFileSync(tmp, id + '\n');
+  // Durable before the store registers under it: an id lost to a power cut would leave the store's
+  // segments under an id nobody answers for.
+  const fd = fs.openSync(tmp, 'w');
+  try {
+    fs.writeSync(fd, id + '\n');
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
   fs.renameSync(tmp, file);
+  const dir = fs.openSync(dataDir, 'r');
+  try {
+    fs.fsyncSync(dir);
+  } finally {
+    fs.closeSync(dir);
+  }
   return id;
 }
 

@@ -56,7 +56,7 @@ export function callShare(queued: number, queuedBytes: number, free: number, opt
   return Math.min(options.maxSubRequests, Math.ceil(queued / free));
 }
 
-interface Pending {
+export interface Pending {
   sub: ClientSubRequest;
   bytes: number;
   deadline: number;
@@ -79,7 +79,7 @@ function deadlineExceeded(address: string): Error {
 }
 
 /** Members of one wire sub-request: one update, or several merged gets (with their key offsets). */
-interface Slot {
+export interface Slot {
   members: Pending[];
   offsets: number[] | undefined;
 }
@@ -252,7 +252,13 @@ export class Coalescer {
       (response) => {
         q.inFlight--;
         q.sending.delete(batch);
-        deliver(slots, response);
+        try {
+          deliver(slots, response);
+        } catch (err) {
+          // An answer of the wrong shape (a sub-response without its get): nobody may wait forever.
+          const failure = new ServiceError(`the store's answer could not be read: ${(err as Error).message}`, { code: 'SERVICE_ERROR', cause: err });
+          for (const p of batch) p.reject(failure);
+        }
         this.schedule(q);
       },
       (err: unknown) => {
@@ -300,7 +306,7 @@ function buildRequest(batch: Pending[]): { request: ClientExecuteRequest; slots:
 }
 
 /** Hands each member its own sub-response (splitting merged Gets back apart). */
-function deliver(slots: Slot[], response: ExecuteResponse): void {
+export function deliver(slots: Slot[], response: ExecuteResponse): void {
   const responses = response.responses ?? [];
   if (responses.length !== slots.length) {
     const err = new ServiceError(`the store answered ${responses.length} sub-requests for ${slots.length}`, { code: 'SERVICE_ERROR' });
@@ -314,6 +320,7 @@ function deliver(slots: Slot[], response: ExecuteResponse): void {
       members[0].resolve(r);
       continue;
     }
+    if (!r.error && !r.get) throw new Error(`sub-response ${i} of a merged Get holds neither get nor error`);
     for (let m = 0; m < members.length; m++) {
       const from = offsets[m];
       const count = members[m].sub.get!.keys.length;

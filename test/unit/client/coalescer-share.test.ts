@@ -1,6 +1,6 @@
-/** How many queued operations the coalescer's next Execute call takes (coalescer.ts callShare). */
+/** The coalescer's pure parts (coalescer.ts): how many queued operations the next Execute call takes (callShare), and how an answer goes back to its members (deliver). */
 import { describe, expect, it } from 'vitest';
-import { callShare, defaultCoalescerOptions } from '../../../client/internal/coalescer';
+import { callShare, defaultCoalescerOptions, deliver, Pending, Slot } from '../../../client/internal/coalescer';
 
 const options = { ...defaultCoalescerOptions(), maxInFlight: 2, splitBytes: 32 * 1024 };
 
@@ -26,5 +26,31 @@ describe('callShare', () => {
   it('never takes more than maxSubRequests, and splitBytes Infinity turns sharing off', () => {
     expect(callShare(2000, 2000 * 10_000, 2, options)).toBe(options.maxSubRequests);
     expect(callShare(16, 16 * 10_000, 2, { ...options, splitBytes: Infinity })).toBe(options.maxSubRequests);
+  });
+});
+
+describe('deliver', () => {
+  /** A member of a merged Get of `keys` keys, recording how it settled. */
+  function member(keys: number, log: string[]): Pending {
+    const keyRefs = Array.from({ length: keys }, () => ({ family: 'f', key: Buffer.from('k') }));
+    return {
+      sub: { get: { segmentId: '1', keys: keyRefs } }, bytes: keys, deadline: Date.now() + 1000, expired: false,
+      resolve: (r) => log.push(`resolved ${r.get?.entries.length}`), reject: (e) => log.push(`rejected ${String(e)}`),
+    };
+  }
+  const entry = { found: false, key: Buffer.from('k'), value: Buffer.alloc(0), sequence: '' };
+
+  it('splits a merged Get answer back among its members, each its own keys', () => {
+    const log: string[] = [];
+    const slots: Slot[] = [{ members: [member(2, log), member(1, log)], offsets: [0, 2] }];
+    deliver(slots, { responses: [{ get: { entries: [entry, entry, entry] } }] });
+    expect(log).toEqual(['resolved 2', 'resolved 1']);
+  });
+
+  it('refuses a merged Get answer with neither entries nor error rather than leave its members waiting', () => {
+    const log: string[] = [];
+    const slots: Slot[] = [{ members: [member(1, log), member(1, log)], offsets: [0, 1] }];
+    expect(() => deliver(slots, { responses: [{}] })).toThrow('sub-response 0 of a merged Get holds neither get nor error');
+    expect(log).toEqual([]);
   });
 });
