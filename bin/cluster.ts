@@ -19,20 +19,26 @@ export const CLUSTER_OPTIONS: readonly OptionSpec[] = [
   { flag: 'tls-cert', env: 'TLS_CERT', kind: 'string', description: 'PEM certificate file every process serves TLS with (needs --tls-key)' },
   { flag: 'tls-key', env: 'TLS_KEY', kind: 'string', description: 'PEM private key file of --tls-cert' },
   { flag: 'tls-ca', env: 'TLS_CA', kind: 'string', description: 'PEM CA file the processes trust for their calls to each other' },
-  { flag: 'data-token', env: 'DATA_TOKEN', kind: 'string', description: 'bearer token for data/read calls (prefer the env variable)' },
-  { flag: 'admin-token', env: 'ADMIN_TOKEN', kind: 'string', description: 'bearer token for admin calls (prefer the env variable)' },
+  { flag: 'data-token', env: 'DATA_TOKEN', kind: 'string', emptyEnvRefused: true, description: 'bearer token for data/read calls (prefer the env variable)' },
+  { flag: 'admin-token', env: 'ADMIN_TOKEN', kind: 'string', emptyEnvRefused: true, description: 'bearer token for admin calls (prefer the env variable)' },
 ];
 
 const TLS_FLAGS = ['tls-cert', 'tls-key', 'tls-ca'] as const;
 const TOKEN_ENV = { 'data-token': 'DATA_TOKEN', 'admin-token': 'ADMIN_TOKEN' } as const;
 
-/** The TLS flags to pass on (paths made absolute) and the tokens as the children's env variables. */
+/**
+ * The TLS flags to pass on (paths made absolute) and the tokens as the children's env variables. The
+ * cluster owns its children's security: the shell's own KVT_CONTROLLER_* / KVT_SEGMENTSTORE_* token
+ * and TLS variables are not passed on (undefined here removes them), or a leftover one could give the
+ * controller and the stores different tokens.
+ */
 function security(o: ParsedOptions, envPrefix: 'KVT_CONTROLLER' | 'KVT_SEGMENTSTORE'): { args: string[]; env: NodeJS.ProcessEnv } {
   const args: string[] = [];
   for (const flag of TLS_FLAGS) if (o[flag] !== undefined) args.push(`--${flag}`, path.resolve(String(o[flag])));
   // Tokens go through the environment, not argv, so they do not show in `ps`.
   const env: NodeJS.ProcessEnv = {};
-  for (const [flag, name] of Object.entries(TOKEN_ENV)) if (o[flag] !== undefined) env[`${envPrefix}_${name}`] = String(o[flag]);
+  for (const name of ['TLS_CERT', 'TLS_KEY', 'TLS_CA']) env[`${envPrefix}_${name}`] = undefined;
+  for (const [flag, name] of Object.entries(TOKEN_ENV)) env[`${envPrefix}_${name}`] = o[flag] === undefined ? undefined : String(o[flag]);
   return { args, env };
 }
 
@@ -45,8 +51,14 @@ interface Child {
   exited: Promise<number | null>;
 }
 
+/** Spawns `kvt <args>`: the cluster's environment with `env` over it (an undefined value removes the variable). */
 function launch(name: string, args: string[], env: NodeJS.ProcessEnv = {}): Child {
-  const proc = spawn(process.execPath, [...nodeFlagsFor(args), LAUNCHER, ...args], { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, ...env } });
+  const childEnv: NodeJS.ProcessEnv = { ...process.env };
+  for (const [key, value] of Object.entries(env)) {
+    if (value === undefined) delete childEnv[key];
+    else childEnv[key] = value;
+  }
+  const proc = spawn(process.execPath, [...nodeFlagsFor(args), LAUNCHER, ...args], { stdio: ['ignore', 'inherit', 'inherit'], env: childEnv });
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   return { name, proc, exited };
 }
@@ -86,6 +98,10 @@ export async function main(argv: string[]): Promise<void> {
   try {
     parsed = parseOptions(CLUSTER_OPTIONS, argv, process.env, CLUSTER_ENV_PREFIX);
     if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument "${parsed.positionals[0]}" (see --help)`);
+    if (parsed.options['tls-ca'] !== undefined && parsed.options['tls-cert'] === undefined) {
+      // A process with only a CA serves plaintext but calls its peers over TLS: the stores could never register.
+      throw new UsageError('--tls-ca needs --tls-cert and --tls-key (a TLS cluster serves TLS in every process)');
+    }
     const first = Number(parsed.options['segment-store-port']);
     const last = first + Number(parsed.options['segment-stores']) - 1;
     if (first !== 0 && last > 65535) {

@@ -78,8 +78,8 @@ export const SEGMENT_STORE_OPTIONS: readonly OptionSpec[] = [
   { flag: 'tls-cert', env: 'TLS_CERT', kind: 'string', description: 'PEM certificate file: serve TLS (needs --tls-key)' },
   { flag: 'tls-key', env: 'TLS_KEY', kind: 'string', description: 'PEM private key file of --tls-cert' },
   { flag: 'tls-ca', env: 'TLS_CA', kind: 'string', description: 'PEM CA file trusted for calls to the controller (TLS)' },
-  { flag: 'data-token', env: 'DATA_TOKEN', kind: 'string', description: 'bearer token for data/read calls (prefer the env variable)' },
-  { flag: 'admin-token', env: 'ADMIN_TOKEN', kind: 'string', description: 'bearer token for every call, required on segment create/delete; sent to the controller' },
+  { flag: 'data-token', env: 'DATA_TOKEN', kind: 'string', emptyEnvRefused: true, description: 'bearer token for data/read calls (prefer the env variable)' },
+  { flag: 'admin-token', env: 'ADMIN_TOKEN', kind: 'string', emptyEnvRefused: true, description: 'bearer token for every call, required on segment create/delete; sent to the controller' },
 ];
 
 export const ENV_PREFIX = 'KVT_SEGMENTSTORE';

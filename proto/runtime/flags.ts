@@ -16,6 +16,11 @@ export interface OptionSpec {
   /** Inclusive bounds for ints. */
   min?: number;
   max?: number;
+  /**
+   * An empty environment variable is refused instead of counting as unset. For tokens: an admin token
+   * of `$ADMIN` with ADMIN unset would otherwise start a server that accepts every call.
+   */
+  emptyEnvRefused?: boolean;
 }
 
 /** Bad usage: the caller prints `message` as one line and exits non-zero. */
@@ -66,6 +71,7 @@ export function parseOptions(
   for (const spec of specs) {
     const name = `${envPrefix}_${spec.env}`;
     const raw = env[name];
+    if (raw === '' && spec.emptyEnvRefused) throw new UsageError(`${name} is set but empty; unset it to run without it`);
     if (raw !== undefined && raw !== '') options[spec.flag] = convert(spec, raw, name);
     else if (spec.default !== undefined) options[spec.flag] = spec.default;
   }

@@ -80,12 +80,17 @@ export function readTlsFiles(files: TlsFiles): TlsMaterial {
   return material;
 }
 
-function parseCertificate(flag: string, file: string, pem: Buffer): X509Certificate {
+function parseCertificate(flag: string, file: string, pem: Buffer, now = Date.now()): X509Certificate {
+  let cert: X509Certificate;
   try {
-    return new X509Certificate(pem);
+    cert = new X509Certificate(pem);
   } catch {
     throw new Error(`${flag} ${file} is not a PEM certificate`);
   }
+  // A certificate out of its validity would fail every handshake after a start that looked fine.
+  if (Date.parse(cert.validTo) < now) throw new Error(`${flag} ${file} expired on ${new Date(cert.validTo).toISOString()}`);
+  if (Date.parse(cert.validFrom) > now) throw new Error(`${flag} ${file} is not valid before ${new Date(cert.validFrom).toISOString()}`);
+  return cert;
 }
 
 /** True when the process serves TLS (a certificate and key were given). */

@@ -4,6 +4,7 @@
  * the client and the CLI working through it, and plaintext or untrusting clients failing fast with
  * UnavailableError.
  */
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -149,6 +150,23 @@ describe('TLS flags', () => {
     const caKey = path.join(path.dirname(certs.caCert), 'kvt-test-ca.key');
     const r = await failedStart(['controller', '--port', '0', '--data-dir', path.join(dir.path, 'c2'), '--tls-cert', certs.serverCert, '--tls-key', caKey]);
     expect(r).toEqual({ code: 1, stderr: `kvt controller: --tls-key ${caKey} does not match --tls-cert ${certs.serverCert}\n` });
+  });
+
+  it('refuses an expired certificate at start, naming the date', async () => {
+    const certDir = path.dirname(certs.caCert);
+    execFileSync('openssl', [
+      'x509', '-req', '-in', 'server.csr', '-CA', 'kvt-test-ca.pem', '-CAkey', 'kvt-test-ca.key', '-CAcreateserial',
+      '-days', '-1', '-out', 'expired.pem', '-extfile', 'server.ext',
+    ], { cwd: certDir, stdio: ['ignore', 'ignore', 'pipe'] });
+    const expired = path.join(certDir, 'expired.pem');
+    const r = await failedStart(['controller', '--port', '0', '--data-dir', path.join(dir.path, 'c4'), '--tls-cert', expired, '--tls-key', certs.serverKey]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(new RegExp(`^kvt controller: --tls-cert ${expired} expired on \\d{4}-\\d{2}-\\d{2}T[\\d:.]+Z\n$`));
+  });
+
+  it('refuses kvt cluster --tls-ca without a certificate: its stores could never reach a plaintext controller', async () => {
+    const r = await failedStart(['cluster', '--data-dir', path.join(dir.path, 'k1'), '--tls-ca', certs.caCert]);
+    expect(r).toEqual({ code: 2, stderr: 'kvt cluster: --tls-ca needs --tls-cert and --tls-key (a TLS cluster serves TLS in every process)\n' });
   });
 
   it('refuses a certificate file that holds no certificate', async () => {

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   InvalidArgumentError, KeyValueTableFactory, KeyValueTableManager, PermissionDeniedError, Serializers, UnauthenticatedError,
 } from '../../client';
-import { KvtProcess, spawnKvt, startController, startSegmentStore, tempDir } from '../harness/process';
+import { freePort, KvtProcess, spawnKvt, startController, startSegmentStore, tempDir } from '../harness/process';
 import { kvtCommand, rawCall, rawStream } from './security-helpers';
 
 const ADMIN = `admin-${randomBytes(16).toString('hex')}`;
@@ -223,6 +223,35 @@ describe('token flags', () => {
       expect(proc.stderr.join('')).toBe('kvt segmentstore: --admin-token must be 1 to 4096 visible ASCII characters (no spaces); got 9 characters\n');
     } finally {
       dir.dispose();
+    }
+  });
+
+  it('refuses a token variable that is set but empty, which would otherwise leave the server open', async () => {
+    using dir = tempDir('kvt-token-flags-');
+    for (const [command, name] of [['controller', 'KVT_CONTROLLER_ADMIN_TOKEN'], ['segmentstore', 'KVT_SEGMENTSTORE_DATA_TOKEN'], ['cluster', 'KVT_CLUSTER_ADMIN_TOKEN']]) {
+      const proc = spawnKvt([command, '--data-dir', path.join(dir.path, command)], { [name]: '' });
+      expect(await proc.waitForExit()).toBe(2);
+      expect(proc.stderr.join('')).toBe(`kvt ${command}: ${name} is set but empty; unset it to run without it\n`);
+    }
+  });
+});
+
+describe('kvt cluster and the shell\'s own token variables', () => {
+  it('does not pass a leftover KVT_CONTROLLER_* token on to its controller: the cluster sets its children\'s tokens', async () => {
+    using dir = tempDir('kvt-token-cluster-');
+    const cluster = spawnKvt(['cluster', '--data-dir', dir.path, '--controller-port', String(await freePort()), '--segment-store-port', '0'], {
+      KVT_CONTROLLER_ADMIN_TOKEN: ADMIN,
+    });
+    try {
+      // With the leftover admin token the controller would refuse the stores' registration for ever.
+      const deadline = Date.now() + 30_000;
+      while (cluster.logs.filter((r) => r.msg === 'registered with controller').length < 2) {
+        if (Date.now() > deadline || !cluster.running) throw new Error(`stores did not register: ${cluster.stderr.join('')}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(cluster.logs.some((r) => String(r.msg).startsWith('controller refused the registration'))).toBe(false);
+    } finally {
+      expect(await cluster.stop()).toBe(0);
     }
   });
 });
