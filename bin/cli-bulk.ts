@@ -1,14 +1,21 @@
 /**
  * `kvt import` / `kvt export`: JSON lines `{"family"?: string, "key": string, "value": string | any}`.
- * Import groups consecutive entries of one family into atomic putAll batches (at most MAX_BATCH_ITEMS
- * each) and keeps a bounded number of requests in flight; a progress bar is drawn on stderr when it is
- * a terminal.
+ * Keys and values are bytes: valid UTF-8 travels as a string, anything else as base64 in `key_b64` /
+ * `value_b64` instead, so that an export imports back byte for byte. Import groups consecutive
+ * entries of one family into atomic putAll batches (at most MAX_BATCH_ITEMS each) and keeps a bounded
+ * number of requests in flight; a progress bar is drawn on stderr when it is a terminal.
+ *
+ * Import checks each line whole (JSON, fields, UTF-8, the key and value limits) before sending it, and
+ * keeps one write per key in flight, so that the later line of a repeated key wins even when the
+ * earlier write is retried. On the first bad line or failed write it stops reading, waits for what it
+ * sent, and says which lines were imported.
  */
 import * as fs from 'node:fs';
 import * as readline from 'node:readline';
-import { KeyValueTable, MAX_BATCH_BYTES, MAX_BATCH_ITEMS } from '../client';
+import { Readable, Transform } from 'node:stream';
+import { KeyValueTable, MAX_BATCH_BYTES, MAX_BATCH_ITEMS, MAX_KEY_FAMILY_LENGTH, MAX_KEY_LENGTH, MAX_VALUE_LENGTH } from '../client';
 
-type Table = KeyValueTable<string, string>;
+type Table = KeyValueTable<Uint8Array, Uint8Array>;
 
 /** At most this many batches or single puts are in flight at once. */
 const MAX_IN_FLIGHT = 32;
@@ -16,11 +23,29 @@ const MAX_IN_FLIGHT = 32;
 /** One parsed import line. */
 export interface ImportRecord {
   family: string | null;
-  key: string;
-  value: string;
+  key: Buffer;
+  value: Buffer;
 }
 
-/** Parses one JSON line, or throws naming the line number and the field. */
+/** A string with no lone UTF-16 surrogate (one would be written as U+FFFD, merging distinct keys). */
+const WELL_FORMED = /^(?:[^\ud800-\udfff]|[\ud800-\udbff][\udc00-\udfff])*$/;
+
+function bytesOf(record: Record<string, unknown>, field: 'key' | 'value', lineNo: number): Buffer {
+  const b64 = record[`${field}_b64`];
+  if (b64 !== undefined) {
+    if (field in record) throw new Error(`line ${lineNo}: give "${field}" or "${field}_b64", not both`);
+    if (typeof b64 !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(b64) || b64.length % 4 !== 0) throw new Error(`line ${lineNo}: "${field}_b64" must be a base64 string`);
+    return Buffer.from(b64, 'base64');
+  }
+  if (!(field in record)) throw new Error(`line ${lineNo}: "${field}" is missing`);
+  const raw = record[field];
+  if (field === 'key' && typeof raw !== 'string') throw new Error(`line ${lineNo}: "key" must be a string`);
+  const text = typeof raw === 'string' ? raw : JSON.stringify(raw);
+  if (!WELL_FORMED.test(text)) throw new Error(`line ${lineNo}: "${field}" holds a lone UTF-16 surrogate (not valid UTF-8 text; use "${field}_b64")`);
+  return Buffer.from(text, 'utf8');
+}
+
+/** Parses and checks one JSON line (fields, UTF-8, limits), or throws naming the line number and the field. */
 export function parseImportLine(line: string, lineNo: number): ImportRecord {
   let parsed: unknown;
   try {
@@ -30,13 +55,17 @@ export function parseImportLine(line: string, lineNo: number): ImportRecord {
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error(`line ${lineNo}: expected a JSON object`);
   const record = parsed as Record<string, unknown>;
-  if (typeof record.key !== 'string') throw new Error(`line ${lineNo}: "key" must be a string`);
-  if (!('value' in record)) throw new Error(`line ${lineNo}: "value" is missing`);
-  if (record.family !== undefined && record.family !== null && typeof record.family !== 'string') {
-    throw new Error(`line ${lineNo}: "family" must be a string or null`);
-  }
-  const value = typeof record.value === 'string' ? record.value : JSON.stringify(record.value);
-  return { family: (record.family as string | undefined) ?? null, key: record.key, value };
+  const family = record.family ?? null;
+  if (family !== null && (typeof family !== 'string' || family === '')) throw new Error(`line ${lineNo}: "family" must be a non-empty string or null`);
+  if (family !== null && !WELL_FORMED.test(family)) throw new Error(`line ${lineNo}: "family" holds a lone UTF-16 surrogate`);
+  const key = bytesOf(record, 'key', lineNo);
+  const value = bytesOf(record, 'value', lineNo);
+  const familyBytes = family === null ? 0 : Buffer.byteLength(family);
+  if (familyBytes > MAX_KEY_FAMILY_LENGTH) throw new Error(`line ${lineNo}: "family" is ${familyBytes} bytes; the maximum is ${MAX_KEY_FAMILY_LENGTH}`);
+  if (key.length === 0) throw new Error(`line ${lineNo}: "key" is empty`);
+  if (familyBytes + key.length > MAX_KEY_LENGTH) throw new Error(`line ${lineNo}: "key" with its family is ${familyBytes + key.length} bytes; the maximum is ${MAX_KEY_LENGTH}`);
+  if (value.length > MAX_VALUE_LENGTH) throw new Error(`line ${lineNo}: "value" is ${value.length} bytes; the maximum is ${MAX_VALUE_LENGTH}`);
+  return { family, key, value };
 }
 
 /** Draws `[#####-----]  45%  12,345 entries` on a terminal; does nothing otherwise. */
@@ -61,27 +90,83 @@ export class ProgressBar {
     this.update(this.total, entries, true);
     this.stream.write('\n');
   }
+
+  /** Ends the bar where it stands, so that an error message starts on a line of its own. */
+  abandon(): void {
+    if (this.stream.isTTY) this.stream.write('\n');
+  }
 }
 
-/** Keeps at most MAX_IN_FLIGHT promises running; the first failure is rethrown by `drain()`. */
-class InFlight {
-  private readonly running = new Set<Promise<unknown>>();
-  private failure: unknown;
+/** A write of some lines: the first failure of any is kept with the lines it carried. */
+interface Failure {
+  err: unknown;
+  first: number;
+  last: number;
+}
 
-  async add(work: Promise<unknown>): Promise<void> {
-    const tracked = work.catch((err) => {
-      this.failure ??= err;
-    });
+/**
+ * The writes in flight: at most MAX_IN_FLIGHT, and one per key, so that a later line of a key is
+ * sent only once the earlier one settled (a retried earlier write cannot land after it).
+ */
+export class InFlight {
+  private readonly running = new Set<Promise<void>>();
+  private readonly byKey = new Map<string, Promise<void>>();
+  failure: Failure | undefined;
+  written = 0;
+
+  async add(keys: string[], first: number, last: number, entries: number, send: () => Promise<unknown>): Promise<void> {
+    const earlier = keys.map((k) => this.byKey.get(k)).filter((p) => p !== undefined);
+    if (earlier.length > 0) await Promise.all(earlier);
+    if (this.failure) return;
+    const tracked = send().then(
+      () => {
+        this.written += entries;
+      },
+      (err: unknown) => {
+        this.failure ??= { err, first, last };
+      },
+    );
     this.running.add(tracked);
-    void tracked.finally(() => this.running.delete(tracked));
+    for (const k of keys) this.byKey.set(k, tracked);
+    void tracked.finally(() => {
+      this.running.delete(tracked);
+      for (const k of keys) if (this.byKey.get(k) === tracked) this.byKey.delete(k);
+    });
     if (this.running.size >= MAX_IN_FLIGHT) await Promise.race(this.running);
-    if (this.failure !== undefined) throw this.failure;
   }
 
   async drain(): Promise<void> {
     await Promise.all(this.running);
-    if (this.failure !== undefined) throw this.failure;
   }
+}
+
+/** The file's lines, decoded as UTF-8 strictly: bytes that are not UTF-8 fail instead of becoming U+FFFD. */
+function strictUtf8(input: Readable): Readable {
+  const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+  const decode = (chunk: Buffer | undefined, stream: boolean): string => {
+    try {
+      return decoder.decode(chunk, { stream });
+    } catch {
+      throw new Error('the file is not valid UTF-8 text (use "key_b64" / "value_b64" for binary keys and values)');
+    }
+  };
+  return input.pipe(new Transform({
+    readableObjectMode: true,
+    transform(chunk: Buffer, _enc, done) {
+      try {
+        done(null, decode(chunk, true));
+      } catch (err) {
+        done(err as Error);
+      }
+    },
+    flush(done) {
+      try {
+        done(null, decode(undefined, false));
+      } catch (err) {
+        done(err as Error);
+      }
+    },
+  }));
 }
 
 /** Imports a JSON-lines file into `table`; prints the number of entries written. */
@@ -91,61 +176,119 @@ export async function importFile(table: Table, file: string): Promise<void> {
   const progress = new ProgressBar(total);
   const inFlight = new InFlight();
   let family: string | null = null;
-  let batch: [string, string][] = [];
-  let batchKeys = new Set<string>();
+  let batch: [Buffer, Buffer][] = [];
+  let batchKeys: string[] = [];
+  let batchFirst = 0;
+  let batchLast = 0;
   let batchBytes = 0;
   let entries = 0;
   let lineNo = 0;
+  let badLine: Error | undefined;
 
   const flush = async () => {
     if (batch.length === 0) return;
     const entriesOfBatch = batch;
+    const keys = batchKeys;
     const fam = family!;
     batch = [];
-    batchKeys = new Set();
+    batchKeys = [];
     batchBytes = 0;
-    await inFlight.add(table.putAll(fam, entriesOfBatch));
+    await inFlight.add(keys, batchFirst, batchLast, entriesOfBatch.length, () => table.putAll(fam, entriesOfBatch));
   };
 
-  for await (const line of readline.createInterface({ input, crlfDelay: Infinity })) {
-    lineNo++;
-    if (line.trim() === '') continue;
-    const record = parseImportLine(line, lineNo);
-    entries++;
-    if (record.family === null) {
-      await inFlight.add(table.put(null, record.key, record.value));
-    } else {
-      const size = Buffer.byteLength(record.key) + Buffer.byteLength(record.value) + Buffer.byteLength(record.family);
-      const full = batch.length >= MAX_BATCH_ITEMS || batchBytes + size > MAX_BATCH_BYTES / 2;
-      // A repeated key starts a new batch so that the later line wins, as it would one at a time.
-      if (record.family !== family || full || batchKeys.has(record.key)) await flush();
-      family = record.family;
-      batch.push([record.key, record.value]);
-      batchKeys.add(record.key);
-      batchBytes += size;
+  try {
+    for await (const line of readline.createInterface({ input: strictUtf8(input), crlfDelay: Infinity })) {
+      lineNo++;
+      if (line.trim() === '') continue;
+      const record = parseImportLine(line, lineNo);
+      entries++;
+      const id = `${record.family ?? ''}\u0000${record.key.toString('latin1')}`;
+      if (record.family === null) {
+        await flush();
+        family = null;
+        await inFlight.add([id], lineNo, lineNo, 1, () => table.put(null, record.key, record.value));
+      } else {
+        const size = record.key.length + record.value.length + Buffer.byteLength(record.family);
+        const full = batch.length >= MAX_BATCH_ITEMS || batchBytes + size > MAX_BATCH_BYTES / 2;
+        // A repeated key starts a new batch (sent once the earlier one settled), so the later line wins.
+        if (record.family !== family || full || batchKeys.includes(id)) await flush();
+        if (batch.length === 0) batchFirst = lineNo;
+        batchLast = lineNo;
+        family = record.family;
+        batch.push([record.key, record.value]);
+        batchKeys.push(id);
+        batchBytes += size;
+      }
+      if (inFlight.failure) break;
+      progress.update(input.bytesRead, entries);
     }
-    progress.update(input.bytesRead, entries);
+  } catch (err) {
+    badLine = err as Error;
   }
-  await flush();
+  // The lines before a bad one are imported (and said so); nothing after it is.
+  if (!inFlight.failure) await flush();
   await inFlight.drain();
+  const failure = inFlight.failure;
+  if (badLine || failure) {
+    progress.abandon();
+    const imported = `${inFlight.written.toLocaleString('en-US')} entries were imported`;
+    if (failure) {
+      const lines = failure.first === failure.last ? `line ${failure.first}` : `lines ${failure.first}-${failure.last}`;
+      const err = failure.err as Error & { code?: string };
+      const code = typeof err.code === 'string' ? ` [${err.code}]` : '';
+      throw new Error(`${lines}: ${err.message}${code} (${imported}; the file was read no further)`);
+    }
+    throw new Error(`${badLine!.message} (${imported}, all from the lines before it; nothing after it)`);
+  }
   progress.finish(entries);
   process.stderr.write(`imported ${entries} entries\n`);
 }
 
+/** `bytes` as a JSON field: a string when it is valid UTF-8 (and reads back the same), else base64. */
+function field(name: 'key' | 'value', bytes: Uint8Array, line: Record<string, string>): void {
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const text = buf.toString('utf8');
+  if (Buffer.byteLength(text) === buf.length && Buffer.from(text, 'utf8').equals(buf)) line[name] = text;
+  else line[`${name}_b64`] = buf.toString('base64');
+}
+
 /** Writes the entries of one family (or of the whole table) as JSON lines on stdout. */
 export async function exportTable(table: Table, family: string | null): Promise<void> {
-  const write = (fam: string | null, key: string, value: string) => {
-    const line = JSON.stringify(fam === null ? { key, value } : { family: fam, key, value });
-    if (!process.stdout.write(line + '\n')) return new Promise<void>((r) => process.stdout.once('drain', () => r()));
-    return undefined;
+  // A reader that went away (`kvt export … | head`) ends the export quietly; another error, with one line.
+  let closed: Error | undefined;
+  const onError = (err: NodeJS.ErrnoException) => {
+    closed = err;
   };
-  if (family !== null) {
-    for await (const page of table.entryIterator(family, { maxKeysAtOnce: 1000 })) {
-      for (const entry of page.items) await write(family, entry.key, entry.value);
+  process.stdout.on('error', onError);
+  const write = (fam: string | null, key: Uint8Array, value: Uint8Array): Promise<void> | undefined => {
+    const line: Record<string, string> = fam === null ? {} : { family: fam };
+    field('key', key, line);
+    field('value', value, line);
+    if (process.stdout.write(JSON.stringify(line) + '\n')) return undefined;
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        process.stdout.off('drain', done);
+        process.stdout.off('error', done);
+        resolve();
+      };
+      process.stdout.once('drain', done);
+      process.stdout.once('error', done);
+    });
+  };
+  try {
+    if (family !== null) {
+      for await (const page of table.entryIterator(family, { maxKeysAtOnce: 1000 })) {
+        for (const entry of page.items) if (!closed) await write(family, entry.key, entry.value);
+        if (closed) break;
+      }
+    } else {
+      for await (const page of table.scanEntries({ maxKeysAtOnce: 1000 })) {
+        for (const entry of page.items) if (!closed) await write(entry.family, entry.key, entry.value);
+        if (closed) break;
+      }
     }
-    return;
+  } finally {
+    process.stdout.off('error', onError);
   }
-  for await (const page of table.scanEntries({ maxKeysAtOnce: 1000 })) {
-    for (const entry of page.items) await write(entry.family, entry.key, entry.value);
-  }
+  if (closed && (closed as NodeJS.ErrnoException).code !== 'EPIPE') throw new Error(`cannot write the export: ${closed.message}`);
 }

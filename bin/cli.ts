@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import { helpText, OptionSpec, parseOptions, ParsedOptions, UsageError } from '../proto/runtime/flags';
 import { quietIpServernameWarning } from '../proto/runtime/tls';
-import { KeyValueTable, KeyValueTableFactory, KeyValueTableManager, KvtError, Serializers } from '../client';
+import { KeyValueTable, KeyValueTableFactory, KeyValueTableManager, KvtError, Serializer, Serializers } from '../client';
 import { exportTable, importFile } from './cli-bulk';
 
 const ENV_PREFIX = 'KVT';
@@ -63,16 +63,21 @@ async function withManager<T>(options: ParsedOptions, fn: (m: KeyValueTableManag
   }
 }
 
-/** Runs `fn` with a string-keyed, string-valued table of "scope/table". */
-async function withTable<T>(
+/** Keys and values as text (put, get, keys) or as bytes (import and export, which carry any bytes). */
+const TEXT = { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 };
+const BYTES = { keySerializer: Serializers.bytes, valueSerializer: Serializers.bytes };
+
+/** Runs `fn` with a handle on table "scope/table" with these serializers. */
+async function withTable<K, V, T>(
   tablePath: string,
   options: ParsedOptions,
-  fn: (table: KeyValueTable<string, string>) => Promise<T>,
+  serializers: { keySerializer: Serializer<K>; valueSerializer: Serializer<V> },
+  fn: (table: KeyValueTable<K, V>) => Promise<T>,
 ): Promise<T> {
   const { scope, table } = parseTablePath(tablePath);
   const factory = KeyValueTableFactory.withScope(scope, clientOptions(options));
   try {
-    const kvt = factory.forKeyValueTable(table, { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 });
+    const kvt = factory.forKeyValueTable(table, serializers);
     try {
       return await fn(kvt);
     } finally {
@@ -136,7 +141,7 @@ const COMMANDS: Record<string, Command> = {
     usage: 'kvt put SCOPE/TABLE [--family F] KEY VALUE', summary: 'Writes one key; prints its new version.',
     options: [...CONNECTION, FAMILY, { flag: 'ttl-ms', env: 'TTL_MS', kind: 'int', min: 1, description: 'expire the entry after this many ms' }],
     args: [3, 3],
-    run: ([t, key, value], o) => withTable(t, o, async (kvt) => {
+    run: ([t, key, value], o) => withTable(t, o, TEXT, async (kvt) => {
       const ttl = o['ttl-ms'] === undefined ? undefined : { ttlMs: Number(o['ttl-ms']) };
       out(String(await kvt.put(family(o), key, value, ttl)));
     }),
@@ -144,7 +149,7 @@ const COMMANDS: Record<string, Command> = {
   get: {
     usage: 'kvt get SCOPE/TABLE [--family F] KEY', summary: 'Prints the value of one key (exit 1 when missing).',
     options: [...CONNECTION, FAMILY], args: [2, 2],
-    run: ([t, key], o) => withTable(t, o, async (kvt) => {
+    run: ([t, key], o) => withTable(t, o, TEXT, async (kvt) => {
       const entry = await kvt.get(family(o), key);
       if (!entry) {
         process.stderr.write(`kvt get: key "${key}" not found\n`);
@@ -162,7 +167,7 @@ const COMMANDS: Record<string, Command> = {
       { flag: 'limit', env: 'LIMIT', kind: 'int', min: 1, description: 'at most this many keys' },
     ],
     args: [1, 1],
-    run: ([t], o) => withTable(t, o, async (kvt) => {
+    run: ([t], o) => withTable(t, o, TEXT, async (kvt) => {
       if (o.family === undefined) throw new UsageError('keys needs --family F (iteration is within one key family)');
       const limit = o.limit === undefined ? Infinity : Number(o.limit);
       let printed = 0;
@@ -180,12 +185,12 @@ const COMMANDS: Record<string, Command> = {
   import: {
     usage: 'kvt import SCOPE/TABLE FILE.jsonl', summary: 'Loads JSON lines {"family"?, "key", "value"} (progress bar on a terminal).',
     options: CONNECTION, args: [2, 2],
-    run: ([t, file], o) => withTable(t, o, (kvt) => importFile(kvt, file)),
+    run: ([t, file], o) => withTable(t, o, BYTES, (kvt) => importFile(kvt, file)),
   },
   export: {
     usage: 'kvt export SCOPE/TABLE [--family F]', summary: 'Writes every entry (or one family) as JSON lines {"family"?, "key", "value"}.',
     options: [...CONNECTION, FAMILY], args: [1, 1],
-    run: ([t], o) => withTable(t, o, (kvt) => exportTable(kvt, family(o))),
+    run: ([t], o) => withTable(t, o, BYTES, (kvt) => exportTable(kvt, family(o))),
   },
 };
 

@@ -165,13 +165,60 @@ describe('kvt command (against a cluster)', () => {
     expect(oneFamily.stdout.trim().split('\n')).toHaveLength(expected.filter((r) => r.family === 'page-3').length);
   });
 
-  it('rejects a bad import line naming the line and field', async () => {
+  it('rejects a bad import line naming the line and field, after importing every line before it', async () => {
+    await kvt(['table', 'create', 'wiki/partial', '--partitions', '4'], env);
     using dir = tempDir();
     const file = path.join(dir.path, 'bad.jsonl');
-    fs.writeFileSync(file, '{"key":"a","value":"b"}\n{"key":5,"value":"x"}\n');
+    const good = Array.from({ length: 2000 }, (_, i) => JSON.stringify(i % 2 ? { key: `k${i}`, value: 'v' } : { family: `f${i % 3}`, key: `k${i}`, value: 'v' }));
+    fs.writeFileSync(file, [...good, '{"key":5,"value":"x"}', '{"key":"after","value":"x"}'].join('\n') + '\n');
+    const r = await kvt(['import', 'wiki/partial', file], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe('kvt import: line 2001: "key" must be a string (2,000 entries were imported, all from the lines before it; nothing after it)\n');
+    const exported = await kvt(['export', 'wiki/partial'], env);
+    expect(exported.stdout.trim().split('\n')).toHaveLength(2000);
+  });
+
+  it('round-trips any bytes through export and import, with a BOM and CRLF lines accepted', async () => {
+    await kvt(['table', 'create', 'wiki/binary', '--partitions', '2'], env);
+    using dir = tempDir();
+    const file = path.join(dir.path, 'bin.jsonl');
+    const records: Record<string, string>[] = [
+      { family: 'F', key_b64: Buffer.from([0xff, 0x01]).toString('base64'), value_b64: Buffer.from([0x00, 0xc3, 0x28, 0xff]).toString('base64') },
+      { family: 'F', key_b64: Buffer.from([0xfe, 0x01]).toString('base64'), value: 'plain' },
+      { key: 'é\u0000\n', value: '' },
+      { family: 'Fé', key: 'k', value_b64: Buffer.from([0x80]).toString('base64') },
+    ];
+    fs.writeFileSync(file, '\uFEFF' + records.map((r) => JSON.stringify(r)).join('\r\n') + '\r\n');
+    expect((await kvt(['import', 'wiki/binary', file], env)).stderr).toBe('imported 4 entries\n');
+    const exported = await kvt(['export', 'wiki/binary'], env);
+    const got = exported.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const sortKey = (r: Record<string, string>) => JSON.stringify([r.family ?? '', r.key ?? '', r.key_b64 ?? '']);
+    expect(got.sort((a, b) => sortKey(a).localeCompare(sortKey(b)))).toEqual([...records].sort((a, b) => sortKey(a).localeCompare(sortKey(b))));
+    // And back again: the export imports into an equal table.
+    await kvt(['table', 'create', 'wiki/binary2', '--partitions', '2'], env);
+    fs.writeFileSync(file, exported.stdout);
+    expect((await kvt(['import', 'wiki/binary2', file], env)).stderr).toBe('imported 4 entries\n');
+    expect((await kvt(['export', 'wiki/binary2'], env)).stdout.trim().split('\n').sort()).toEqual(exported.stdout.trim().split('\n').sort());
+  });
+
+  it('refuses a file that is not UTF-8 text, naming base64 as the way', async () => {
+    using dir = tempDir();
+    const file = path.join(dir.path, 'latin1.jsonl');
+    fs.writeFileSync(file, Buffer.concat([Buffer.from('{"key":"a'), Buffer.from([0xff, 0xfe]), Buffer.from('","value":"v"}\n')]));
     const r = await kvt(['import', 'wiki/pages', file], env);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain('line 2: "key" must be a string');
+    expect(r.stderr).toBe('kvt import: the file is not valid UTF-8 text (use "key_b64" / "value_b64" for binary keys and values) (0 entries were imported, all from the lines before it; nothing after it)\n');
+  });
+
+  it('stops an export quietly when its reader goes away', async () => {
+    const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      // 2,000 lines (~100 KB) into a reader that takes 100 bytes: later writes fail with EPIPE.
+      const child = execFile('bash', ['-c', `"${process.execPath}" "${KVT_BIN}" export wiki/partial | head -c 100 > /dev/null; exit \${PIPESTATUS[0]}`], { env: { ...process.env, ...env } }, (err, _stdout, stderr) => {
+        resolve({ code: err ? (err as { code?: number }).code ?? -1 : 0, stderr });
+      });
+      child.stdin?.end();
+    });
+    expect(r).toEqual({ code: 0, stderr: '' });
   });
 
   it('deletes tables and scopes', async () => {
