@@ -35,9 +35,12 @@ class PageSink<T extends { key: Buffer; value: Buffer }> {
     this.caps = new PageCaps(maxItems, pageBytes);
   }
 
-  /** False when `item` does not fit: the page is complete and something follows. */
-  add(item: T): boolean {
-    if (!this.caps.admit(item.key.length + item.value.length)) return false;
+  /**
+   * False when `item` does not fit: the page is complete and something follows. `extraBytes`: what
+   * else the item carries on the wire (a scan item's family).
+   */
+  add(item: T, extraBytes = 0): boolean {
+    if (!this.caps.admit(item.key.length + item.value.length + extraBytes)) return false;
     this.items.push(item);
     return true;
   }
@@ -196,12 +199,13 @@ export async function readScanPage(
     }
     const headerLength = dataKeyHeaderLength(key);
     const family = familyOf(key);
+    const familyBytes = Buffer.byteLength(family);
     // Compare entry keys with the resume point only inside the family it names.
     const resume = afterKey && afterKey.length >= headerLength && afterKey.compare(key, 0, headerLength, 0, headerLength) === 0 ? afterKey.subarray(headerLength) : undefined;
     for (const e of decodeChunk(record)) {
       if (resume && Buffer.compare(e.key, resume) <= 0) continue;
       if (!live(e, now)) continue;
-      if (!sink.add({ family, key: e.key, value: req.includeValues ? e.value : EMPTY, sequence: String(e.sequence) })) {
+      if (!sink.add({ family, key: e.key, value: req.includeValues ? e.value : EMPTY, sequence: String(e.sequence) }, familyBytes)) {
         done = false;
         return false;
       }

@@ -48,6 +48,20 @@ describe('SegmentEngine.scan', () => {
     expect(seen).toEqual(['a/k1', 'a/k2', 'a/k3', 'b/k1', 'b/k2', 'b/k3', 'c/k1', 'c/k2', 'c/k3', '/loose']);
   });
 
+  it('counts each item\'s family against the 2 MiB page cap', async () => {
+    const engine = await engineWith();
+    // 2,000 one-byte keys in a family of 2,000 bytes: ~4 MB of scan items, though keys and values are tiny.
+    const family = 'f'.repeat(2_000);
+    for (let i = 0; i < 2_000; i += 250) {
+      await engine.update({ segmentId: '3', modifications: Array.from({ length: 250 }, (_, j) => put(family, `k${String(i + j).padStart(4, '0')}`, '')) });
+    }
+    const page = await engine.scan({ segmentId: '3', includeValues: true, maxItems: 10_000, after: Buffer.alloc(0) });
+    const bytes = page.items.reduce((n, item) => n + item.family.length + item.key.length + item.value.length, 0);
+    expect(page.done).toBe(false);
+    expect(bytes).toBeLessThanOrEqual(2 * 1024 * 1024);
+    expect(page.items.length).toBeGreaterThan(900);
+  });
+
   it('skips expired and removed entries and leaves values out when not asked for', async () => {
     let now = 1_000;
     const engine = await engineWith(() => now);
