@@ -1,12 +1,14 @@
 /**
  * Sends one table's requests to the right segment store: resolves the route from the cached routing,
  * goes through the coalescer (or a direct call for Iterate), and retries. Retry rules:
- * - SEGMENT_NOT_FOUND: the routing may be stale; refresh it once and retry (if the controller says
- *   the table is gone, TableNotFoundError).
+ * - SEGMENT_NOT_FOUND (of a sub-request, or of an Iterate or Scan call): the routing may be stale;
+ *   refresh it once and retry (if the controller says the table is gone, TableNotFoundError).
  * - UNAVAILABLE / connection failure / a refused or unreachable controller: refresh the routing (the
  *   store may be back on a new address) and retry with backoff, at most `maxRetries` times and never
  *   past the deadline; updates that are not idempotent only when the request surely was not sent.
  */
+import type * as grpc from '@grpc/grpc-js';
+import { ERROR_CODE_TRAILER } from '../../proto/error-codes';
 import type { IterateRequest, Routing, ScanRequest, ScanResponse, SubResponse, WireError } from '../../proto/messages';
 import { KvtError, ObjectClosedError, TableNotActiveError, UnavailableError } from '../errors';
 import { Coalescer } from './coalescer';
@@ -130,7 +132,7 @@ export class TableTransport {
         return await attempt(route, deadline);
       } catch (err) {
         this.checkOpen();
-        if (err instanceof SubError && err.error.code === 'SEGMENT_NOT_FOUND' && !refreshedForSegment) {
+        if (kvtCodeOf(err) === 'SEGMENT_NOT_FOUND' && !refreshedForSegment) {
           refreshedForSegment = true;
           staleGeneration = route?.generation ?? '';
           continue;
@@ -202,6 +204,13 @@ function isRetryable(err: unknown, idempotent: boolean): boolean {
   if (isWire(err)) return err.code === 'UNAVAILABLE';
   if (!isTransient(err)) return false;
   return idempotent || surelyNotSent(err);
+}
+
+/** The kvt code of a failed sub-request, or of a failed call (its trailer: Iterate and Scan calls). */
+function kvtCodeOf(err: unknown): string | undefined {
+  if (err instanceof SubError) return err.error.code;
+  const trailer = (err as Partial<grpc.ServiceError>)?.metadata?.get?.(ERROR_CODE_TRAILER)?.[0];
+  return typeof trailer === 'string' ? trailer : undefined;
 }
 
 function isWire(err: unknown): err is WireError {

@@ -6,7 +6,7 @@
  */
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KeyValueTableFactory, KeyValueTableManager, Serializers, UnavailableError } from '../../client';
+import { KeyValueTableFactory, KeyValueTableManager, Serializers, TableNotFoundError, UnavailableError } from '../../client';
 import { startSegmentStore, TestCluster } from '../harness/process';
 
 describe('KeyValueTable under failures', () => {
@@ -34,6 +34,17 @@ describe('KeyValueTable under failures', () => {
     expect(await table.get('f', 'k')).toBeNull();
     await table.put('f', 'k', 'new');
     expect((await table.get('f', 'k'))?.value).toBe('new');
+  });
+
+  it('ends a scan of a table deleted under it with TableNotFoundError', async () => {
+    await manager.createKeyValueTable('res', 'scanned', { partitionCount: 2 });
+    await using factory = KeyValueTableFactory.withScope('res', { controller: cluster.controllerAddress });
+    const table = factory.forKeyValueTable('scanned', { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 });
+    for (let i = 0; i < 40; i++) await table.put(null, `k${i}`, 'v');
+    const pages = table.scanEntries({ maxKeysAtOnce: 5 });
+    expect((await pages.next()).value?.items).toHaveLength(5);
+    await manager.deleteKeyValueTable('res', 'scanned');
+    await expect(pages.next()).rejects.toBeInstanceOf(TableNotFoundError);
   });
 
   it('fails with UnavailableError while a store is down and recovers when it returns on a new address', async () => {
