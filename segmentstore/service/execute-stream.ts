@@ -7,8 +7,11 @@
  * stream about 45 µs and 30 µs.
  *
  * Rules:
- * - at most {@link MAX_STREAM_IN_FLIGHT} messages of one stream run at once; past that the stream
- *   stops reading (HTTP/2 flow control then holds the client back);
+ * - at most {@link MAX_STREAM_IN_FLIGHT} messages of one stream run at once, each counted until
+ *   HTTP/2 has taken its answer (grpc-js calls back once the frames are sent, within the client's flow
+ *   control window), not merely until the answer is queued: past that the stream stops reading (HTTP/2
+ *   flow control then holds the client back). So a client that sends but does not read its answers
+ *   makes the store run and hold at most that many, not one per message it sent;
  * - a message that does not decode ends the stream with INVALID_ARGUMENT (its id cannot be trusted);
  * - on {@link ExecuteStreams.close} (the store is stopping) messages in flight are answered, later
  *   ones are refused with UNAVAILABLE without running, and every stream is ended with OK once idle,
@@ -118,25 +121,36 @@ export class ExecuteStreams {
     }
     running
       .then(
-        (answer) => this.write(s, answer),
-        (err: unknown) => {
+        (answer) => answer,
+        (err: unknown): StreamResponseMessage => {
           const error = wireErrorOf(err);
           if (error.code === ErrorCodes.INTERNAL) this.onInternal(err);
-          this.write(s, { id, response: null, iterate: null, error });
+          return { id, response: null, iterate: null, error };
         },
       )
-      .finally(() => {
-        s.inFlight--;
-        if (s.paused && s.inFlight < MAX_STREAM_IN_FLIGHT / 2) {
-          s.paused = false;
-          s.call.resume();
-        }
-        this.maybeEnd(s);
-      });
+      .then((answer) => this.write(s, answer, () => this.answered(s)));
   }
 
-  private write(s: OpenStream, msg: StreamResponseMessage): void {
-    if (!s.finished) s.call.write(msg);
+  /** A message of `s` is answered and HTTP/2 took the answer: read again if paused, end if done. */
+  private answered(s: OpenStream): void {
+    s.inFlight--;
+    if (s.paused && s.inFlight < MAX_STREAM_IN_FLIGHT / 2) {
+      s.paused = false;
+      s.call.resume();
+    }
+    this.maybeEnd(s);
+  }
+
+  /**
+   * Writes `msg` unless the stream is finished; `done` runs once HTTP/2 took it, or at once when it
+   * is dropped. (A stream that breaks meanwhile is forgotten: its count no longer matters.)
+   */
+  private write(s: OpenStream, msg: StreamResponseMessage, done?: () => void): void {
+    if (s.finished) {
+      done?.();
+      return;
+    }
+    s.call.write(msg, done ? () => done() : undefined);
   }
 
   /** Ends the stream (OK) when nothing runs and either side is done with it. */

@@ -1,8 +1,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
+import { GRPC_CHANNEL_OPTIONS, kvtPackage } from '../../../proto/load';
 import { silentLogger } from '../../../proto/runtime/log';
 import { SegmentStoreServer } from '../../../segmentstore/server';
+import { MAX_STREAM_IN_FLIGHT } from '../../../segmentstore/service/execute-stream';
 import { failNextChainedWrite } from '../../harness/leveldb-faults';
 import { tempDir } from '../../harness/process';
 import { grpcAdapter } from '../../suites/segment-store-adapter';
@@ -64,4 +67,42 @@ describe('SegmentStoreServer', () => {
     await server.stop();
     expect(server.state).toBe('stopped');
   });
+
+  it('runs and holds at most a bounded number of answers for a stream whose client sends but does not read', async () => {
+    using dir = tempDir('kvt-ss-server-');
+    await using server = await SegmentStoreServer.start({ port: 0, dataDir: dir.path }, { log: silentLogger });
+    await server.engine.createSegment('1');
+    const big = Buffer.alloc(600_000, 7);
+    await server.engine.update({ segmentId: '1', modifications: ['a', 'b', 'c', 'd'].map((k) => ({ type: 'PUT' as const, family: 'f', key: Buffer.from(k), value: big })) });
+    // Count the pages the store reads (instrumenting the real engine, which still does the work).
+    let pagesRead = 0;
+    const engine = server.engine;
+    const read = engine.iterateForWire.bind(engine);
+    engine.iterateForWire = (req) => {
+      pagesRead++;
+      return read(req);
+    };
+    const client = new (kvtPackage().SegmentStore)(`127.0.0.1:${server.port}`, grpc.credentials.createInsecure(), GRPC_CHANNEL_OPTIONS);
+    try {
+      const call = (client as unknown as { ExecuteStream(): grpc.ClientDuplexStream<unknown, { id: number; iterate: { items: unknown[] } | null }> }).ExecuteStream();
+      const answers = new Map<number, number>();
+      call.on('data', (msg) => answers.set(msg.id, msg.iterate?.items.length ?? -1));
+      call.on('error', () => undefined);
+      call.pause();
+      // 300 requests for a ~1.8 MB page each (540 MB of answers) while the client reads nothing.
+      for (let id = 0; id < 300; id++) call.write({ id, iterate: { segmentId: '1', family: 'f', includeValues: true, maxItems: 10 } });
+      await new Promise((r) => setTimeout(r, 2_000));
+      // At most MAX_STREAM_IN_FLIGHT (64) answers not yet taken by HTTP/2, plus what fits in the
+      // client's flow-control window; before, every one of the 300 was read and held.
+      expect(pagesRead, `${pagesRead} pages read`).toBeLessThanOrEqual(MAX_STREAM_IN_FLIGHT + 8);
+      call.resume();
+      const deadline = Date.now() + 30_000;
+      while (answers.size < 300 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect([...answers.values()].every((n) => n === 3)).toBe(true);
+      expect(answers.size).toBe(300);
+      call.end();
+    } finally {
+      client.close();
+    }
+  }, 60_000);
 });
