@@ -87,8 +87,8 @@ export interface Slot {
 interface StoreQueue {
   address: string;
   queue: Pending[];
-  /** The members of the calls in flight. */
-  sending: Set<Pending[]>;
+  /** The members of the calls in flight (at most `maxInFlight` calls: a short array). */
+  sending: Pending[][];
   /** Key + value bytes of the queued operations. */
   bytes: number;
   inFlight: number;
@@ -138,7 +138,7 @@ export class Coalescer {
     if (this.closed) return Promise.reject(new ObjectClosedError('the client was closed'));
     let q = this.stores.get(address);
     if (!q) {
-      q = { address, queue: [], sending: new Set(), bytes: 0, inFlight: 0, scheduled: false };
+      q = { address, queue: [], sending: [], bytes: 0, inFlight: 0, scheduled: false };
       this.stores.set(address, q);
     }
     const queue = q;
@@ -178,7 +178,7 @@ export class Coalescer {
           p.reject(deadlineExceeded(q.address));
         }
       }
-      waiting += q.queue.length + q.sending.size;
+      waiting += q.queue.length + q.sending.length;
     }
     if (waiting === 0 && this.sweeper) {
       clearInterval(this.sweeper);
@@ -241,7 +241,7 @@ export class Coalescer {
     let deadline = 0;
     for (const p of batch) deadline = Math.max(deadline, p.deadline);
     q.inFlight++;
-    q.sending.add(batch);
+    q.sending.push(batch);
     this.stats.calls++;
     this.stats.subRequests += request.requests.length;
     this.stats.operations += batch.length;
@@ -251,19 +251,13 @@ export class Coalescer {
     call.then(
       (response) => {
         q.inFlight--;
-        q.sending.delete(batch);
-        try {
-          deliver(slots, response);
-        } catch (err) {
-          // An answer of the wrong shape (a sub-response without its get): nobody may wait forever.
-          const failure = new ServiceError(`the store's answer could not be read: ${(err as Error).message}`, { code: 'SERVICE_ERROR', cause: err });
-          for (const p of batch) p.reject(failure);
-        }
+        q.sending.splice(q.sending.indexOf(batch), 1);
+        deliver(slots, response);
         this.schedule(q);
       },
       (err: unknown) => {
         q.inFlight--;
-        q.sending.delete(batch);
+        q.sending.splice(q.sending.indexOf(batch), 1);
         for (const p of batch) if (!p.expired) p.reject(err);
         this.schedule(q);
       },
@@ -320,7 +314,12 @@ export function deliver(slots: Slot[], response: ExecuteResponse): void {
       members[0].resolve(r);
       continue;
     }
-    if (!r.error && !r.get) throw new Error(`sub-response ${i} of a merged Get holds neither get nor error`);
+    if (!r.error && !r.get) {
+      // An answer of the wrong shape: its members fail rather than wait forever.
+      const err = new ServiceError(`the store answered sub-response ${i} of a merged Get with neither entries nor error`, { code: 'SERVICE_ERROR' });
+      for (const p of members) p.reject(err);
+      continue;
+    }
     for (let m = 0; m < members.length; m++) {
       const from = offsets[m];
       const count = members[m].sub.get!.keys.length;
