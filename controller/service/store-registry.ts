@@ -12,7 +12,8 @@
  * another address is refused (UNAVAILABLE, naming both) and a heartbeat from another address is
  * answered known=false. Two processes sharing a STORE_ID (a copied data directory) would otherwise
  * take the id in turns, and routing would flip between them on every heartbeat. A store that really
- * moved registers at its new address once the old one has been silent for `storeTimeoutMs`.
+ * moved registers at its new address once the old one has been silent for `storeTimeoutMs`, or at
+ * once when the old address was only granted grace after a controller restart (never heard from).
  */
 import { ErrorCodes } from '../../proto/error-codes';
 import type { Logger } from '../../proto/runtime/log';
@@ -76,7 +77,9 @@ export class StoreRegistry {
    */
   async register(storeId: string, address: string): Promise<void> {
     const known = this.meta.getStore(storeId);
-    if (known && known.address !== address && this.isLive(storeId)) {
+    // Only a store heard from since this controller started holds its id: one merely granted grace
+    // after a restart may be gone (a whole cluster restarted, its stores on new addresses).
+    if (known && known.address !== address && this.isLive(storeId) && this.heardFrom.has(storeId)) {
       const silentMs = this.clock() - this.lastSeen.get(storeId)!;
       throw new KvtFault(
         ErrorCodes.UNAVAILABLE,

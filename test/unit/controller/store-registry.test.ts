@@ -23,6 +23,15 @@ async function setup(dataDir?: string, startMs = 1_000_000) {
   return { meta, registry, clock, where };
 }
 
+/** A registry that knew `stores` (id → address), restarted a minute after their last heartbeat. */
+async function restartedAfter(stores: Record<string, string>) {
+  const first = await setup();
+  for (const [id, address] of Object.entries(stores)) await first.registry.register(id, address);
+  first.registry.stop();
+  await first.meta.close();
+  return setup(first.where, first.clock.now + 60_000);
+}
+
 describe('StoreRegistry', () => {
   it('marks a store dead after the timeout and live again on its next heartbeat, bumping the generation each time', async () => {
     const { meta, registry, clock } = await setup();
@@ -90,15 +99,18 @@ describe('StoreRegistry', () => {
     expect(await registry.heartbeat('s1', '127.0.0.1:1')).toBe(false);
   });
 
-  it('places new segments only on stores heard from since a restart, while routing keeps the grace', async () => {
-    const first = await setup();
-    await first.registry.register('s1', '127.0.0.1:1');
-    await first.registry.register('s2', '127.0.0.1:2');
-    expect(first.registry.placeableStoreIds()).toEqual(['s1', 's2']);
-    first.registry.stop();
-    await first.meta.close();
+  it('lets a store back on a new address after a restart take its id at once (the old one only had grace)', async () => {
+    // The whole cluster restarted; the store comes back on another port before its old address's grace ends.
+    const again = await restartedAfter({ s1: '127.0.0.1:1' });
+    expect(again.registry.isLive('s1')).toBe(true);
+    await again.registry.register('s1', '127.0.0.1:11');
+    expect(again.meta.getStore('s1')?.address).toBe('127.0.0.1:11');
+    // From now on it holds the id.
+    await expect(again.registry.register('s1', '127.0.0.1:1')).rejects.toThrow('s1 is live at 127.0.0.1:11');
+  });
 
-    const again = await setup(first.where, first.clock.now + 60_000);
+  it('places new segments only on stores heard from since a restart, while routing keeps the grace', async () => {
+    const again = await restartedAfter({ s1: '127.0.0.1:1', s2: '127.0.0.1:2' });
     expect(again.registry.liveStoreIds()).toEqual(['s1', 's2']);
     expect(again.registry.placeableStoreIds()).toEqual([]);
     expect(await again.registry.waitForPlaceableStore(again.clock.now)).toBe(false);
@@ -111,13 +123,8 @@ describe('StoreRegistry', () => {
   });
 
   it('gives the stores it remembers a grace period after a restart', async () => {
-    const first = await setup();
-    await first.registry.register('s1', '127.0.0.1:1');
-    first.registry.stop();
-    await first.meta.close();
-
     // Long after the last persisted heartbeat: the new registry counts from its own start.
-    const again = await setup(first.where, first.clock.now + 60_000);
+    const again = await restartedAfter({ s1: '127.0.0.1:1' });
     expect(again.registry.isLive('s1')).toBe(true);
     again.clock.now += 501;
     expect(again.registry.isLive('s1')).toBe(false);
