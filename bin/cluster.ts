@@ -24,7 +24,9 @@ export const CLUSTER_OPTIONS: readonly OptionSpec[] = [
 ];
 
 const TLS_FLAGS = ['tls-cert', 'tls-key', 'tls-ca'] as const;
-const TOKEN_ENV = { 'data-token': 'DATA_TOKEN', 'admin-token': 'ADMIN_TOKEN' } as const;
+const TOKEN_FLAGS = ['data-token', 'admin-token'] as const;
+/** The environment suffix of a cluster option, which the children's option of the same name shares. */
+const envOf = (flag: string): string => CLUSTER_OPTIONS.find((s) => s.flag === flag)!.env;
 
 /**
  * The TLS flags to pass on (paths made absolute) and the tokens as the children's env variables. The
@@ -37,8 +39,8 @@ function security(o: ParsedOptions, envPrefix: 'KVT_CONTROLLER' | 'KVT_SEGMENTST
   for (const flag of TLS_FLAGS) if (o[flag] !== undefined) args.push(`--${flag}`, path.resolve(String(o[flag])));
   // Tokens go through the environment, not argv, so they do not show in `ps`.
   const env: NodeJS.ProcessEnv = {};
-  for (const name of ['TLS_CERT', 'TLS_KEY', 'TLS_CA']) env[`${envPrefix}_${name}`] = undefined;
-  for (const [flag, name] of Object.entries(TOKEN_ENV)) env[`${envPrefix}_${name}`] = o[flag] === undefined ? undefined : String(o[flag]);
+  for (const flag of TLS_FLAGS) env[`${envPrefix}_${envOf(flag)}`] = undefined;
+  for (const flag of TOKEN_FLAGS) env[`${envPrefix}_${envOf(flag)}`] = o[flag] === undefined ? undefined : String(o[flag]);
   return { args, env };
 }
 

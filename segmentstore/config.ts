@@ -5,8 +5,8 @@
 import { parseHostPort } from '../proto/runtime/address';
 import { checkTokenFlags } from '../proto/runtime/auth';
 import { helpText, OptionSpec, parseOptions, UsageError } from '../proto/runtime/flags';
-import type { LogLevel } from '../proto/runtime/log';
 import { checkTlsFlags } from '../proto/runtime/tls';
+import type { LogLevel } from '../proto/runtime/log';
 import { DEFAULT_CHUNK_CACHE_BYTES, DEFAULT_WRITE_BUFFER_BYTES } from './storage/segment-state';
 
 /** Effective configuration of one segment-store process. */

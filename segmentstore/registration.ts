@@ -31,21 +31,21 @@ export function loadStoreId(dataDir: string): string {
   const tmp = `${file}.tmp`;
   // Durable before the store registers under it: an id lost to a power cut would leave the store's
   // segments under an id nobody answers for.
-  const fd = fs.openSync(tmp, 'w');
+  fs.writeFileSync(tmp, id + '\n');
+  fsyncPath(tmp);
+  fs.renameSync(tmp, file);
+  fsyncPath(dataDir);
+  return id;
+}
+
+/** Flushes a file, or a directory's entries, to disk. */
+function fsyncPath(file: string): void {
+  const fd = fs.openSync(file, 'r');
   try {
-    fs.writeSync(fd, id + '\n');
     fs.fsyncSync(fd);
   } finally {
     fs.closeSync(fd);
   }
-  fs.renameSync(tmp, file);
-  const dir = fs.openSync(dataDir, 'r');
-  try {
-    fs.fsyncSync(dir);
-  } finally {
-    fs.closeSync(dir);
-  }
-  return id;
 }
 
 /** Options of {@link ControllerRegistration}. */

@@ -4,14 +4,14 @@
  * binds, then registers; stop() (idempotent) runs in reverse: stop registering, stop accepting
  * calls and let in-flight ones finish, finish the flush in progress, close LevelDB.
  */
-import type * as grpc from '@grpc/grpc-js';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type * as grpc from '@grpc/grpc-js';
 import { joinHostPort } from '../proto/runtime/address';
 import { withAuth } from '../proto/runtime/auth';
-import { bindGrpcServer, newGrpcServer, shutdownGrpcServer } from '../proto/runtime/grpc-server';
 import { jsonLogger, Logger } from '../proto/runtime/log';
 import { FatalSignal } from '../proto/runtime/main';
+import { bindGrpcServer, newGrpcServer, shutdownGrpcServer } from '../proto/runtime/grpc-server';
 import { outgoingCredentials, readTlsFiles, serverCredentials, TlsMaterial } from '../proto/runtime/tls';
 import { defaultSegmentStoreConfig, SegmentStoreConfig } from './config';
 import { ControllerRegistration, loadStoreId } from './registration';

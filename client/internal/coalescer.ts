@@ -69,6 +69,11 @@ export interface Pending {
 /** How often queued and in-flight requests are checked against their own deadlines. */
 const DEADLINE_SWEEP_MS = 25;
 
+/** The failure of a request whose deadline passed before it could be sent (nothing was applied). */
+function notSent(address: string): UnavailableError {
+  return new UnavailableError(`deadline passed before the request could be sent to ${address}`);
+}
+
 /**
  * The failure of a request whose deadline passed while its call was in flight: shaped as the gRPC
  * status DEADLINE_EXCEEDED (no kvt code), so that an update's outcome counts as unknown (retry.ts).
@@ -166,7 +171,7 @@ export class Coalescer {
           else {
             q.bytes -= p.bytes;
             p.expired = true;
-            p.reject(new UnavailableError(`deadline passed before the request could be sent to ${q.address}`));
+            p.reject(notSent(q.address));
           }
         }
         q.queue = kept;
@@ -226,7 +231,7 @@ export class Coalescer {
       q.queue.shift();
       q.bytes -= next.bytes;
       if (next.deadline <= now) {
-        next.reject(new UnavailableError(`deadline passed before the request could be sent to ${q.address}`));
+        next.reject(notSent(q.address));
         continue;
       }
       batch.push(next);

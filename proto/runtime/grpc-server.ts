@@ -1,6 +1,6 @@
 /** Binding and stopping a grpc-js server, with errors a person can act on. */
-import * as grpc from '@grpc/grpc-js';
 import type * as http2 from 'node:http2';
+import * as grpc from '@grpc/grpc-js';
 import { GRPC_SERVER_OPTIONS, SERVER_RECEIVE_WINDOW_BYTES } from '../load';
 import { joinHostPort } from './address';
 import { tolerantDecoding } from './status';

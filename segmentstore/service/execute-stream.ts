@@ -150,7 +150,7 @@ export class ExecuteStreams {
       done?.();
       return;
     }
-    s.call.write(msg, done ? () => done() : undefined);
+    s.call.write(msg, done);
   }
 
   /** Ends the stream (OK) when nothing runs and either side is done with it. */

@@ -25,7 +25,7 @@ import type {
 import { segmentStoreService } from '../../proto/load';
 import type { Logger } from '../../proto/runtime/log';
 import { invalidArgument, unary, wireErrorOf } from '../../proto/runtime/status';
-import { GetAnswerBudget, SegmentEngine } from '../storage/segment-engine';
+import { getAnswerCaps, SegmentEngine } from '../storage/segment-engine';
 import type { UpdateOutcome } from '../storage/update-stager';
 import { ExecuteStreams } from './execute-stream';
 import { withFastCodecs } from './wire-codec';
@@ -54,7 +54,7 @@ function errorResponse(err: unknown, segmentId: string | undefined): SubResponse
 export function execute(engine: SegmentEngine, req: ExecuteRequest): Promise<ExecuteResponse> {
   const subs = Array.isArray(req?.requests) ? req.requests : [];
   // The Gets of one answer share its byte budget, so that the answer fits in one message.
-  const budget = new GetAnswerBudget();
+  const budget = getAnswerCaps();
   const pending = engine.withHeldCommits((update) =>
     subs.map((sub, i): Promise<SubResponse> => {
       const kind = subRequestKind(sub);

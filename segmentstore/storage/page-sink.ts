@@ -27,8 +27,8 @@ export interface FamilyPageSink<P> {
 }
 
 /**
- * The caps of every iterator and scan page: at most `maxItems` items, and their key + value bytes
- * within `pageBytes`, except that a page always takes its first item.
+ * The caps of every iterator and scan page, and of the Gets of one answer: at most `maxItems` items,
+ * and their key + value bytes within `pageBytes`, except that a page always takes its first item.
  */
 export class PageCaps {
   private count = 0;

@@ -23,7 +23,7 @@ import { Overlay } from './overlay';
 import { countSegment, readFamilyPage, readScanPage } from './chunk-reader';
 import { FamilyStore } from './family-store';
 import { readPage } from './page-reader';
-import { FamilyPageSink, ObjectPageSink, WirePageSink } from './page-sink';
+import { FamilyPageSink, ObjectPageSink, PageCaps, WirePageSink } from './page-sink';
 import { SegmentCatalog } from './segment-catalog';
 import { DEFAULT_WRITE_BUFFER_BYTES, EngineState, SegmentEngineOptions, SegmentState } from './segment-state';
 import { needsRead, readForUpdate, StageContext, StagedUpdate, stageUpdate, storageKeys, UpdateKeys, UpdateOutcome } from './update-stager';
@@ -67,19 +67,12 @@ function isLocked(err: unknown): boolean {
 const GET_SLICE_KEYS = 64;
 
 /**
- * The key + value bytes left for the Gets of one answer (see GetResponse in segmentstore.proto). The
- * first entry is always admitted, so every answer makes progress; after that, an entry that would
- * pass the limit is refused, and its Get answers the keys before it only.
+ * The caps of the Gets of one answer (see GetResponse in segmentstore.proto): any number of entries
+ * within MAX_GET_ANSWER_BYTES of keys and values, the first always (so every answer makes progress).
+ * An entry refused ends its Get's answer at the keys before it.
  */
-export class GetAnswerBudget {
-  private used = 0;
-  constructor(private readonly limit = MAX_GET_ANSWER_BYTES) {}
-
-  admit(bytes: number): boolean {
-    if (this.used > 0 && this.used + bytes > this.limit) return false;
-    this.used += bytes;
-    return true;
-  }
+export function getAnswerCaps(): PageCaps {
+  return new PageCaps(Infinity, MAX_GET_ANSWER_BYTES);
 }
 
 /** Table segments on one LevelDB. Create with {@link SegmentEngine.open}. */
@@ -335,7 +328,7 @@ export class SegmentEngine {
    * with that write, but only once its batch is durable: a reader never sees a write that a crash
    * could still take back. If that batch fails, the read starts over.
    */
-  async get(req: GetInput, budget = new GetAnswerBudget()): Promise<GetResponse> {
+  async get(req: GetInput, budget = getAnswerCaps()): Promise<GetResponse> {
     const seg = this.segment(req.segmentId);
     const refs = checkGetKeys(req.keys);
     // Updates that arrived earlier but still wait to be staged (reading first) come before this read.
@@ -468,7 +461,7 @@ function notFound(key: Buffer): Entry {
 }
 
 /** The first of `entries` that `budget` admits (all of them, or those before the first refused). */
-function admitted(entries: Entry[], budget: GetAnswerBudget): Entry[] {
+function admitted(entries: Entry[], budget: PageCaps): Entry[] {
   for (let i = 0; i < entries.length; i++) {
     const e = entries[i];
     if (!budget.admit(e.key.length + e.value.length)) return entries.slice(0, i);

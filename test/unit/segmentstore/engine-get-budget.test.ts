@@ -7,7 +7,8 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_GET_ANSWER_BYTES, MAX_VALUE_LENGTH } from '../../../proto/limits';
 import { execute } from '../../../segmentstore/service/segment-store-service';
-import { GetAnswerBudget, SegmentEngine } from '../../../segmentstore/storage/segment-engine';
+import { SegmentEngine } from '../../../segmentstore/storage/segment-engine';
+import { PageCaps } from '../../../segmentstore/storage/page-sink';
 import { tempDir } from '../../harness/process';
 
 describe('Get answers under the byte budget', () => {
@@ -39,7 +40,7 @@ describe('Get answers under the byte budget', () => {
   });
 
   it('always answers the first entry, and nothing more once the budget is spent', async () => {
-    const tiny = new GetAnswerBudget(10);
+    const tiny = new PageCaps(Infinity, 10);
     expect((await engine.get({ segmentId: '1', keys: [{ key: key(1) }, { key: key(2) }] }, tiny)).entries).toHaveLength(1);
     expect((await engine.get({ segmentId: '1', keys: [{ key: key(3) }] }, tiny)).entries).toHaveLength(0);
   });
