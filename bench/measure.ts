@@ -24,20 +24,31 @@ export function roundSettings(s: BenchSettings, rounds: number, round: number): 
   };
 }
 
-async function drive(peer: Peer, spec: CaseSpec, s: BenchSettings, extra: Extra): Promise<{ run: RunResult; cpu: number | undefined }> {
+async function drive(peer: Peer, spec: CaseSpec, s: BenchSettings): Promise<{ run: RunResult; cpu: number | undefined; extra: Extra }> {
+  const extra: Extra = {};
   const op = spec.operation(peer, s, extra);
   if (spec.shape.kind === 'fixed') {
     const meter = startCpuMeter(peer.cpu);
     const run = await runFixedRate(op, { rate: s.w6Rate, durationMs: s.w6DurationMs });
-    return { run, cpu: meter() };
+    return { run, cpu: meter(), extra };
   }
-  const concurrency = spec.shape.concurrency;
-  if (s.warmupMs > 0) await runClosedLoop(op, { concurrency, maxOps: s.maxOps, maxMs: s.warmupMs });
-  // Counters restart with the measured phase.
-  for (const k of Object.keys(extra)) extra[k] = 0;
-  const meter = startCpuMeter(peer.cpu);
-  const run = await runClosedLoop(op, { concurrency, maxOps: s.maxOps, maxMs: s.measureMs });
-  return { run, cpu: meter() };
+  // The warm-up runs in the same loop, so the window opens on a full pipeline; server CPU and the
+  // counters are read over the window alone, as the operations are.
+  let meter: (() => number | undefined) | undefined;
+  let cpu: number | undefined;
+  let counted: Extra = {};
+  const window = {
+    opened(): void {
+      for (const k of Object.keys(extra)) extra[k] = 0;
+      meter = startCpuMeter(peer.cpu);
+    },
+    closed(): void {
+      cpu = meter?.();
+      counted = { ...extra };
+    },
+  };
+  const run = await runClosedLoop(op, { concurrency: spec.shape.concurrency, maxOps: s.maxOps, maxMs: s.measureMs, warmupMs: s.warmupMs, window });
+  return { run, cpu, extra: counted };
 }
 
 /**
@@ -115,9 +126,8 @@ export async function measureCaseInRounds(contenders: readonly Contender[], spec
     for (let i = 0; i < contenders.length; i++) {
       const { name, peer } = contenders[(r + i) % contenders.length];
       if (failed.has(name)) continue;
-      const extra: Extra = {};
       try {
-        const { run, cpu } = await drive(peer, spec, rs, extra);
+        const { run, cpu, extra } = await drive(peer, spec, rs);
         totals.get(name)!.add(run, cpu, extra);
       } catch (err) {
         failed.set(name, err instanceof Error ? err : new Error(String(err)));

@@ -1,9 +1,9 @@
 /**
  * The two load shapes: a closed loop of N callers (each issues its next operation when the last one
  * finished) and a fixed-rate open loop whose latencies are measured from each operation's intended
- * start, which corrects coordinated omission. Both are bounded in operations AND time.
+ * start, which corrects coordinated omission. Both are bounded in operations AND time. Time is read
+ * from the global `performance`, which tests can fake.
  */
-import { performance } from 'node:perf_hooks';
 import { LatencyHistogram, newLatencyHistogram, recordMs } from './latency';
 import { seededRandom } from './keys';
 
@@ -17,11 +17,13 @@ export interface ClosedLoopOptions {
   maxOps: number;
   /** Measured time at most. */
   maxMs: number;
-  /** Unmeasured warm-up time before the measured phase. @default 0 */
+  /** Unmeasured warm-up time before the measured phase, in the same loop (no pause between them). @default 0 */
   warmupMs?: number;
-  /** Give up after this many failed operations. @default 100 */
+  /** Give up after this many failed operations (warm-up included). @default 100 */
   maxErrors?: number;
   seed?: number;
+  /** Called as the measured window opens and as it closes, e.g. to read CPU meters and counters there. */
+  window?: { opened(): void; closed(): void };
 }
 
 /** What a run measured. */
@@ -41,26 +43,48 @@ class RunState {
   firstError?: string;
   measuring = false;
   stopped = false;
+  /** The measured window (closed loop): from `open()` to the first `stop()` after it. */
+  start = 0;
+  end?: number;
   readonly histogram = newLatencyHistogram();
+
+  constructor(private readonly window?: ClosedLoopOptions['window']) {}
+
+  open(): void {
+    this.measuring = true;
+    this.start = performance.now();
+    this.window?.opened();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (!this.measuring) return;
+    this.measuring = false;
+    this.end = performance.now();
+    this.window?.closed();
+  }
 
   fail(err: unknown, maxErrors: number): void {
     this.errors++;
     this.firstError ??= err instanceof Error ? err.message : String(err);
-    if (this.errors >= maxErrors) this.stopped = true;
+    if (this.errors >= maxErrors) this.stop();
   }
 }
 
 async function caller(index: number, op: Operation, state: RunState, opts: ClosedLoopOptions): Promise<void> {
   const rand = seededRandom((opts.seed ?? 1) * 1_000_003 + index);
   while (!state.stopped) {
-    const measured = state.measuring;
     const t0 = performance.now();
     try {
       const units = await op(index, rand);
-      if (measured && state.measuring) {
+      // An operation counts when it completes within the window, wherever it started: the callers are
+      // busy from the window's first moment to its last, so completions over the window's length is the
+      // steady rate. (Counting those that start in it, and waiting for the last of them, stretched the
+      // window by about one latency with nothing to count: ~L/T too slow, most for the slowest peer.)
+      if (state.measuring) {
         recordMs(state.histogram, performance.now() - t0);
         state.units += units;
-        if (++state.ops >= opts.maxOps) state.stopped = true;
+        if (++state.ops >= opts.maxOps) state.stop();
       }
     } catch (err) {
       state.fail(err, opts.maxErrors ?? 100);
@@ -68,17 +92,19 @@ async function caller(index: number, op: Operation, state: RunState, opts: Close
   }
 }
 
-/** Runs `op` from `concurrency` callers until `maxOps` measured operations or `maxMs` elapse. */
+/**
+ * Runs `op` from `concurrency` callers: `warmupMs` unmeasured, then measured until `maxOps` operations
+ * or `maxMs` elapse; the operations still in flight then finish outside the window.
+ */
 export async function runClosedLoop(op: Operation, opts: ClosedLoopOptions): Promise<RunResult> {
-  const state = new RunState();
+  const state = new RunState(opts.window);
   const callers = Array.from({ length: opts.concurrency }, (_, i) => caller(i, op, state, opts));
   await new Promise((r) => setTimeout(r, opts.warmupMs ?? 0));
-  state.measuring = true;
-  const start = performance.now();
-  const timer = setTimeout(() => (state.stopped = true), opts.maxMs);
+  if (!state.stopped) state.open();
+  const timer = setTimeout(() => state.stop(), opts.maxMs);
   await Promise.all(callers);
   clearTimeout(timer);
-  const elapsedMs = performance.now() - start;
+  const elapsedMs = state.end === undefined ? 0 : state.end - state.start;
   const { ops, units, errors, firstError, histogram } = state;
   return { ops, units, errors, firstError, elapsedMs, histogram };
 }
