@@ -99,7 +99,7 @@ export interface TargetResult {
   /** The ratio or absolute value achieved; null when not measurable. */
   actual: number | null;
   met: boolean | null;
-  /** One line: "met (5.1× ≥ 4×)", "missed by 47%: 2.1× < 4× (needs 1.9× more)", "not measured: …". */
+  /** One line: "met (5.1× ≥ 4×)", "missed by 47%: 2.1× < 4× (needs 1.9× more)", "not measured: …", "not counted: … failed …". */
   verdict: string;
 }
 
@@ -127,7 +127,22 @@ export function verdictFor(t: Target, actual: number): { met: boolean; verdict: 
   return { met: false, verdict: `missed: ${show(actual, t.kind)}, target ${want} (${formatNumber(actual / t.threshold)}× over)` };
 }
 
-/** Evaluates one target on a run. */
+/**
+ * The failed operations of the peers a target reads (kvt; for a ratio, the etcd clients too), as
+ * "kvt failed 5 operations (first error)", or undefined when none failed. A failed operation adds no
+ * units and leaves the latency histogram, so a figure over failures flatters whoever failed less.
+ */
+function failures(c: CaseResult, kind: Target['kind']): string | undefined {
+  const peers = kind === 'ratio' ? (['kvt', 'etcd3', 'etcd-grpc'] as const) : (['kvt'] as const);
+  const failed = peers.flatMap((p) => {
+    const m = c.peers[p];
+    if (!isMeasured(m) || m.errors === 0) return [];
+    return [`${p} failed ${m.errors.toLocaleString('en-US')} operation${m.errors === 1 ? '' : 's'}${m.firstError ? ` (${m.firstError.slice(0, 80)})` : ''}`];
+  });
+  return failed.length > 0 ? failed.join(', ') : undefined;
+}
+
+/** Evaluates one target on a run; one whose peers failed operations is neither met nor missed. */
 export function evaluateTarget(run: BenchRun, t: Target): TargetResult {
   const c = run.cases.find((x) => x.id === t.caseId);
   if (!c) return { target: t, actual: null, met: null, verdict: `not measured: case ${t.caseId} was not run` };
@@ -139,7 +154,10 @@ export function evaluateTarget(run: BenchRun, t: Target): TargetResult {
     const why = k && 'missing' in k ? `kvt missing (${k.missing})` : r.kvt === null ? 'no kvt figure' : 'no etcd figure';
     return { target: t, actual: null, met: null, verdict: `not measured: ${why}` };
   }
-  return { target: t, actual, ...verdictFor(t, actual) };
+  const verdict = verdictFor(t, actual);
+  const failed = failures(c, t.kind);
+  if (failed) return { target: t, actual, met: null, verdict: `not counted: ${failed}; without them ${verdict.verdict}` };
+  return { target: t, actual, ...verdict };
 }
 
 /** Evaluates every target of issue 5. */

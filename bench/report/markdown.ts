@@ -60,7 +60,7 @@ export function renderMarkdown(run: BenchRun, targets: TargetResult[]): string {
     '',
     '## Targets (issue 5)',
     '',
-    '"etcd" is the better of the two etcd clients on each metric. ⚪ = not measured in this run.',
+    '"etcd" is the better of the two etcd clients on each metric. ⚪ = not measured in this run, or not counted because operations failed.',
     '',
     '| | target | result |',
     '|---|---|---|',

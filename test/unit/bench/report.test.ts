@@ -93,6 +93,18 @@ describe('bench targets', () => {
     expect(byId['W3']).toMatchObject({ met: null, verdict: 'not measured: case W3 was not run' });
   });
 
+  it('does not call a target met or missed when kvt or etcd failed operations in its case', () => {
+    // W6's failed operations leave the latency histogram, and etcd's lower its throughput: a ratio
+    // over them is no verdict.
+    const w6 = c('W6', { kvt: { ...m(2_000, 3), errors: 5, firstError: 'deadline exceeded' }, 'etcd-grpc': m(2_000, 10) });
+    const w1 = c('W1-64', { kvt: m(20_000), etcd3: { ...m(4_000), errors: 2 }, 'etcd-grpc': m(3_000) });
+    const byId = Object.fromEntries(evaluateTargets(runOf([w6, w1])).map((r) => [r.target.id, r]));
+    expect(byId['W6']).toMatchObject({ actual: 0.3, met: null, verdict: 'not counted: kvt failed 5 operations (deadline exceeded); without them met: 0.30× ≤ 0.50×' });
+    expect(byId['W1-ratio']).toMatchObject({ met: null, verdict: 'not counted: etcd3 failed 2 operations; without them met: 5.00× ≥ 4.00×' });
+    // An absolute target reads kvt alone.
+    expect(byId['W1-abs']).toMatchObject({ met: true, verdict: 'met: 20,000 ≥ 15,000' });
+  });
+
   it('names a missing kvt as the reason a target is unmeasured', () => {
     const run = runOf([c('W4', { kvt: { missing: 'dist/client/index.js not found' }, etcd3: m(100) })]);
     const w4 = evaluateTargets(run).find((r) => r.target.id === 'W4')!;
