@@ -13,13 +13,17 @@ const ENV_PREFIX = 'KVT';
 const CONTROLLER: OptionSpec = {
   flag: 'controller', env: 'CONTROLLER', kind: 'string', default: '127.0.0.1:9090', description: 'controller address host:port',
 };
-/** Every command talks to the cluster: where, over TLS or not, with which token. */
+/**
+ * Every command talks to the cluster: where, over TLS or not, with which token; these alone may come
+ * from the environment. A command's own options (--family, --limit, …) have no variable: a KVT_FAMILY
+ * left in the shell would quietly narrow an export or put keys into a family.
+ */
 const CONNECTION: OptionSpec[] = [
   CONTROLLER,
   { flag: 'tls-ca', env: 'TLS_CA', kind: 'string', description: 'PEM CA file: connect over TLS, trusting this CA' },
   { flag: 'token', env: 'TOKEN', kind: 'string', description: 'bearer token (data token; admin token to create/delete) — prefer the env variable' },
 ];
-const FAMILY: OptionSpec = { flag: 'family', env: 'FAMILY', kind: 'string', description: 'key family' };
+const FAMILY: OptionSpec = { flag: 'family', kind: 'string', description: 'key family' };
 
 interface Command {
   usage: string;
@@ -110,7 +114,7 @@ const COMMANDS: Record<string, Command> = {
   },
   'table create': {
     usage: 'kvt table create SCOPE/TABLE --partitions N', summary: 'Creates a key-value table (prints "created" or "exists").',
-    options: [...CONNECTION, { flag: 'partitions', env: 'PARTITIONS', kind: 'int', default: 4, description: 'partition count (1-1024)' }],
+    options: [...CONNECTION, { flag: 'partitions', kind: 'int', default: 4, description: 'partition count (1-1024)' }],
     args: [1, 1],
     run: ([t], o) => withManager(o, async (m) => {
       const { scope, table } = parseTablePath(t);
@@ -139,7 +143,7 @@ const COMMANDS: Record<string, Command> = {
   },
   put: {
     usage: 'kvt put SCOPE/TABLE [--family F] KEY VALUE', summary: 'Writes one key; prints its new version.',
-    options: [...CONNECTION, FAMILY, { flag: 'ttl-ms', env: 'TTL_MS', kind: 'int', min: 1, description: 'expire the entry after this many ms' }],
+    options: [...CONNECTION, FAMILY, { flag: 'ttl-ms', kind: 'int', min: 1, description: 'expire the entry after this many ms' }],
     args: [3, 3],
     run: ([t, key, value], o) => withTable(t, o, TEXT, async (kvt) => {
       const ttl = o['ttl-ms'] === undefined ? undefined : { ttlMs: Number(o['ttl-ms']) };
@@ -162,9 +166,9 @@ const COMMANDS: Record<string, Command> = {
     usage: 'kvt keys SCOPE/TABLE --family F [--prefix P] [--reverse] [--limit N]', summary: 'Lists the keys of a key family in order, one a line.',
     options: [
       ...CONNECTION, FAMILY,
-      { flag: 'prefix', env: 'PREFIX', kind: 'string', description: 'only keys starting with this' },
-      { flag: 'reverse', env: 'REVERSE', kind: 'bool', default: false, description: 'descending order' },
-      { flag: 'limit', env: 'LIMIT', kind: 'int', min: 1, description: 'at most this many keys' },
+      { flag: 'prefix', kind: 'string', description: 'only keys starting with this' },
+      { flag: 'reverse', kind: 'bool', default: false, description: 'descending order' },
+      { flag: 'limit', kind: 'int', min: 1, description: 'at most this many keys' },
     ],
     args: [1, 1],
     run: ([t], o) => withTable(t, o, TEXT, async (kvt) => {

@@ -26,7 +26,7 @@ export const CLUSTER_OPTIONS: readonly OptionSpec[] = [
 const TLS_FLAGS = ['tls-cert', 'tls-key', 'tls-ca'] as const;
 const TOKEN_FLAGS = ['data-token', 'admin-token'] as const;
 /** The environment suffix of a cluster option, which the children's option of the same name shares. */
-const envOf = (flag: string): string => CLUSTER_OPTIONS.find((s) => s.flag === flag)!.env;
+const envOf = (flag: string): string => CLUSTER_OPTIONS.find((s) => s.flag === flag)!.env!;
 
 /**
  * The TLS flags to pass on (paths made absolute) and the tokens as the children's env variables. The

@@ -12,7 +12,8 @@ import { ENV_PREFIX as SEGMENT_STORE_ENV_PREFIX, SEGMENT_STORE_OPTIONS } from '.
 function optionTable(title: string, envPrefix: string, specs: readonly OptionSpec[]): string {
   const rows = specs.map((o) => {
     const dflt = o.default === undefined ? '' : `\`${o.default}\``;
-    return `| \`--${o.flag}\` | \`${envPrefix}_${o.env}\` | ${dflt} | ${o.description.replace(/\|/g, '\\|')} |`;
+    const variable = o.env === undefined ? '' : `\`${envPrefix}_${o.env}\``;
+    return `| \`--${o.flag}\` | ${variable} | ${dflt} | ${o.description.replace(/\|/g, '\\|')} |`;
   });
   return [`**${title}**`, '', '| flag | environment | default | meaning |', '|---|---|---|---|', ...rows].join('\n');
 }

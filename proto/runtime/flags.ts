@@ -7,8 +7,12 @@
 export interface OptionSpec {
   /** Flag name without dashes, e.g. `data-dir`. */
   flag: string;
-  /** Environment suffix, e.g. `DATA_DIR` (with units where there are some: `_MS`, `_BYTES`). */
-  env: string;
+  /**
+   * Environment suffix, e.g. `DATA_DIR` (with units where there are some: `_MS`, `_BYTES`); none for
+   * an option that says what one command does (a key family, a limit), which a variable left in the
+   * shell must not change.
+   */
+  env?: string;
   kind: 'string' | 'int' | 'bool';
   description: string;
   /** Shown in `--help`. */
@@ -70,7 +74,7 @@ export function parseOptions(
   }
   for (const spec of specs) {
     const name = `${envPrefix}_${spec.env}`;
-    const raw = env[name];
+    const raw = spec.env === undefined ? undefined : env[name];
     if (raw === '' && spec.emptyEnvRefused) throw new UsageError(`${name} is set but empty; unset it to run without it`);
     if (raw !== undefined && raw !== '') options[spec.flag] = convert(spec, raw, name);
     else if (spec.default !== undefined) options[spec.flag] = spec.default;
@@ -95,13 +99,13 @@ export function parseOptions(
   return { options, help: false, positionals };
 }
 
-/** `--help` text: usage line plus one line per option with its env variable and default. */
+/** `--help` text: usage line plus one line per option with its default and env variable (if any). */
 export function helpText(usage: string, summary: string, specs: readonly OptionSpec[], envPrefix: string): string {
   const lines = [`Usage: ${usage}`, '', summary, '', 'Options (flags override environment variables):'];
   for (const s of specs) {
     const flag = `--${s.flag}${s.kind === 'bool' ? '' : ` <${s.kind === 'int' ? 'n' : 'value'}>`}`;
     const dflt = s.default === undefined ? '' : ` (default: ${s.default})`;
-    lines.push(`  ${flag.padEnd(28)} ${s.description}${dflt}  [env ${envPrefix}_${s.env}]`);
+    lines.push(`  ${flag.padEnd(28)} ${s.description}${dflt}${s.env === undefined ? '' : `  [env ${envPrefix}_${s.env}]`}`);
   }
   lines.push(`  ${'--help'.padEnd(28)} show this help`);
   return lines.join('\n');

@@ -124,6 +124,22 @@ describe('kvt command (against a cluster)', () => {
     expect(missing.stderr).toBe('kvt get: key "nope" not found\n');
   });
 
+  it('takes what a command does from its own arguments only, not from KVT_FAMILY or KVT_LIMIT left in the shell', async () => {
+    const shell = { ...env, KVT_FAMILY: 'Shell', KVT_LIMIT: '0', KVT_PARTITIONS: '3' };
+    expect((await kvt(['table', 'create', 'wiki/shell'], shell)).stdout).toBe('created\n');
+    expect(JSON.parse((await kvt(['table', 'get', 'wiki/shell'], env)).stdout)).toEqual({ partitionCount: 4 });
+    await kvt(['put', 'wiki/shell', 'loose', 'v'], shell);
+    await kvt(['put', 'wiki/shell', '--family', 'F', 'k', 'v'], shell);
+    // The family-less key is family-less, the export is whole, keys is not cut to nothing.
+    expect((await kvt(['get', 'wiki/shell', 'loose'], env)).stdout).toBe('v\n');
+    expect((await kvt(['export', 'wiki/shell'], shell)).stdout.trim().split('\n')).toHaveLength(2);
+    expect(await kvt(['keys', 'wiki/shell', '--family', 'F'], shell)).toEqual({ code: 0, stdout: 'k\n', stderr: '' });
+    // The connection still comes from the environment (KVT_CONTROLLER), and the help says which.
+    const help = (await kvt(['keys', '--help'])).stdout;
+    expect(help).toContain('[env KVT_CONTROLLER]');
+    expect(help).not.toContain('KVT_FAMILY');
+  });
+
   it('takes keys and values that look like options after --', async () => {
     expect((await kvt(['put', 'wiki/pages', '--family', 'Opt', '--', '--key', '-h'], env)).code).toBe(0);
     expect((await kvt(['get', 'wiki/pages', '--family', 'Opt', '--', '--key'], env)).stdout).toBe('-h\n');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { joinHostPort, parseHostPort } from '../../../proto/runtime/address';
-import { OptionSpec, parseOptions } from '../../../proto/runtime/flags';
+import { helpText, OptionSpec, parseOptions } from '../../../proto/runtime/flags';
 
 const SPECS: OptionSpec[] = [
   { flag: 'reverse', env: 'REVERSE', kind: 'bool', default: false, description: '' },
@@ -26,6 +26,14 @@ describe('parseOptions', () => {
     expect(parse(['--limit', '99', '--help'], { T_LIMIT: 'x' })).toEqual({ options: { reverse: false }, help: true, positionals: [] });
     expect(parse(['--bogus', '-h']).help).toBe(true);
     expect(() => parse(['--limit', '99'])).toThrow('--limit is 99; the maximum is 10');
+  });
+
+  it('reads no variable for an option that has none: only its flag or its default', () => {
+    const specs: OptionSpec[] = [{ flag: 'family', kind: 'string', description: '' }, { flag: 'limit', kind: 'int', default: 5, description: '' }];
+    const env = { T_FAMILY: 'f', T_LIMIT: '0', T_UNDEFINED: 'x' };
+    expect(parseOptions(specs, [], env, 'T').options).toEqual({ limit: 5 });
+    expect(parseOptions(specs, ['--family', 'g'], env, 'T').options).toEqual({ family: 'g', limit: 5 });
+    expect(helpText('u', 's', specs, 'T')).not.toContain('[env');
   });
 });
 
