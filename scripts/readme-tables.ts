@@ -1,11 +1,12 @@
 /**
- * Generates the README's configuration and error-code tables from the code, so they cannot drift:
+ * Generates the README's configuration, error-code and limits tables from the code, so they cannot drift:
  * `npm run readme` rewrites the marked sections of README.md; test/unit/readme.test.ts checks them.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CLUSTER_ENV_PREFIX, CLUSTER_OPTIONS } from '../bin/cluster';
 import { CONTROLLER_ENV_PREFIX, CONTROLLER_OPTIONS } from '../controller/config';
+import * as limits from '../proto/limits';
 import { OptionSpec } from '../proto/runtime/flags';
 import { ENV_PREFIX as SEGMENT_STORE_ENV_PREFIX, SEGMENT_STORE_OPTIONS } from '../segmentstore/config';
 
@@ -51,6 +52,30 @@ export function errorCodeTable(): string {
   return ['| code | client error | meaning |', '|---|---|---|', ...rows].join('\n');
 }
 
+const count = (n: number): string => n.toLocaleString('en-US');
+const MiB = 1024 * 1024;
+const mib = (bytes: number): string => `${bytes / MiB} MiB`;
+const name = /^\^(\[.+\])\{(\d+),(\d+)\}\$$/.exec(limits.NAME_PATTERN.source)!;
+
+/** The limits of the data model and the wire, each value from proto/limits.ts. */
+export const LIMIT_ROWS: readonly [limit: string, value: string][] = [
+  ['scope and table names', `\`${name[1]}\`, ${name[2]}–${name[3]} characters`],
+  ['partitions per table', `${limits.MIN_PARTITION_COUNT}–${limits.MAX_PARTITION_COUNT}, fixed at creation`],
+  ['key family', `≤ ${count(limits.MAX_KEY_FAMILY_LENGTH)} bytes (UTF-8)`],
+  ['key family + key', `≤ ${count(limits.MAX_KEY_LENGTH)} bytes`],
+  ['value', `≤ ${count(limits.MAX_VALUE_LENGTH)} bytes (1 MiB − ${(MiB - limits.MAX_VALUE_LENGTH) / 1024} KiB)`],
+  ['atomic batch', `≤ ${count(limits.MAX_BATCH_ITEMS)} items and ≤ ${mib(limits.MAX_BATCH_BYTES)}, all of one key family (without a family: one key, no range removal)`],
+  ['iterator page', `≤ ${mib(limits.MAX_ITERATOR_PAGE_BYTES)} and ≤ ${count(limits.MAX_ITERATOR_PAGE_ITEMS)} items (\`maxKeysAtOnce\`, default ${limits.DEFAULT_ITERATOR_PAGE_ITEMS})`],
+  ['keys of one Get request', `≤ ${count(limits.MAX_GET_KEYS)} (the client splits a larger \`getAll\`)`],
+  ["one answer of the segment store's Gets", `≤ ${mib(limits.MAX_GET_ANSWER_BYTES)} of keys and values (the client asks again for the keys left out, so \`getAll\` of any size returns every entry)`],
+  ['gRPC message', `≤ ${mib(limits.MAX_MESSAGE_BYTES)} either way (a larger one is refused with \`RESOURCE_EXHAUSTED\`)`],
+];
+
+/** The limits table. */
+export function limitsTable(): string {
+  return ['| limit | value |', '|---|---|', ...LIMIT_ROWS.map(([limit, value]) => `| ${limit} | ${value} |`)].join('\n');
+}
+
 /** Replaces the text between `<!-- name:begin -->` and `<!-- name:end -->`. */
 export function replaceSection(readme: string, name: string, body: string): string {
   const begin = `<!-- ${name}:begin -->`;
@@ -61,9 +86,10 @@ export function replaceSection(readme: string, name: string, body: string): stri
   return readme.slice(0, a + begin.length) + '\n' + body + '\n' + readme.slice(b);
 }
 
-/** README.md with both generated sections brought up to date. */
+/** README.md with its generated sections brought up to date. */
 export function updatedReadme(readme: string): string {
-  return replaceSection(replaceSection(readme, 'config', configurationTables()), 'errors', errorCodeTable());
+  const sections: [string, string][] = [['config', configurationTables()], ['errors', errorCodeTable()], ['limits', limitsTable()]];
+  return sections.reduce((text, [section, body]) => replaceSection(text, section, body), readme);
 }
 
 if (require.main === module) {
