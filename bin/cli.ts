@@ -97,7 +97,8 @@ const out = (line: string): void => {
 };
 const family = (options: ParsedOptions) => (options.family === undefined ? null : String(options.family));
 
-const COMMANDS: Record<string, Command> = {
+/** The client commands by name ("scope create", "put", …); README.md mentions each option. */
+export const COMMANDS: Record<string, Command> = {
   'scope create': {
     usage: 'kvt scope create SCOPE', summary: 'Creates a scope (prints "created" or "exists").', options: CONNECTION, args: [1, 1],
     run: ([scope], o) => withManager(o, async (m) => out((await m.createScope(scope)) ? 'created' : 'exists')),

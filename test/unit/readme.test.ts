@@ -2,6 +2,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { COMMANDS } from '../../bin/cli';
 import * as client from '../../client';
 import { ErrorCodes } from '../../proto/error-codes';
 import { ERROR_CODE_ROWS, updatedReadme } from '../../scripts/readme-tables';
@@ -18,6 +19,12 @@ describe('README.md', () => {
     const documented = new Set(ERROR_CODE_ROWS.map(([code]) => code));
     for (const code of Object.values(ErrorCodes)) expect(documented, code).toContain(code);
     for (const [, cls] of ERROR_CODE_ROWS) expect(typeof (client as Record<string, unknown>)[cls], cls).toBe('function');
+  });
+
+  it('mentions every option of the client commands', () => {
+    for (const [name, command] of Object.entries(COMMANDS)) {
+      for (const option of command.options) expect(readme, `kvt ${name} --${option.flag}`).toContain(`--${option.flag}`);
+    }
   });
 
   it('shows the two-command quickstart and the test command', () => {
