@@ -47,12 +47,15 @@ export interface CaseRatios {
   kvtOverRaw: number | null;
 }
 
-/** Computes the ratios of a case on a metric. */
+/**
+ * Computes the ratios of a case on a metric. Server CPU has no raw figure: raw LevelDB runs in the
+ * benchmark process, whose CPU holds the workload driver too (kvt's and etcd's hold their servers alone).
+ */
 export function caseRatios(c: CaseResult, metric: Metric, better: Better): CaseRatios {
   const k = c.peers.kvt;
   const r = c.peers.raw;
   const kvt = isMeasured(k) ? metricOf(k, metric) : null;
-  const raw = isMeasured(r) ? metricOf(r, metric) : null;
+  const raw = isMeasured(r) && metric !== 'cpuPerOp' ? metricOf(r, metric) : null;
   const etcd = etcdReference(c, metric, better);
   return { caseId: c.id, metric, better, kvt, etcd, raw, kvtOverEtcd: ratio(kvt, etcd), kvtOverRaw: ratio(kvt, raw) };
 }

@@ -57,6 +57,13 @@ describe('bench ratios', () => {
     expect(r.kvtOverEtcd).toBeNull();
   });
 
+  it('compares server CPU with etcd only: raw LevelDB\'s CPU is the whole benchmark process, driver included', () => {
+    const r = caseRatios(fullRun.cases[0], 'cpuPerOp', 'lower');
+    expect(r.kvtOverEtcd).toBeCloseTo(0.625);
+    expect(r.raw).toBeNull();
+    expect(r.kvtOverRaw).toBeNull();
+  });
+
   it('adds a W6 latency row and a W1 CPU row to the throughput rows', () => {
     const rows = allRatios(fullRun);
     expect(rows.map((r) => `${r.caseId}:${r.metric}`)).toEqual([
@@ -134,8 +141,9 @@ describe('bench report rendering', () => {
     expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
     expect(svg.trim().endsWith('</svg>')).toBe(true);
     expect(svg).toContain('title &lt;&amp;&gt;');
-    // 4 rows × 2 bars + background + 2 legend swatches; the W1, W2, W6-p99 and CPU rows carry targets.
-    expect(svg.match(/<rect /g)).toHaveLength(4 * 2 + 3);
+    // 4 rows × 2 bars but the CPU row's kvt / raw + background + 2 legend swatches; the W1, W2, W6-p99
+    // and CPU rows carry targets.
+    expect(svg.match(/<rect /g)).toHaveLength(4 * 2 - 1 + 3);
     expect(svg.match(/stroke="#d62828"/g)).toHaveLength(4 + 1);
     expect(svg).toContain('≥4×');
     expect(svg).toContain('≤0.5×');
