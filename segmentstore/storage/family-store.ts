@@ -127,6 +127,15 @@ function rangeBounds(m: CheckedModification): KeyBounds {
   return { prefix: m.rangePrefix, from: m.rangeFrom, to: m.rangeTo, toInclusive: false, reverse: false };
 }
 
+/**
+ * True when chunk `c`, empty, is all that is left of the family: a first chunk kept empty to anchor
+ * later ones (see FamilyStore.writeEmptied) whose later chunks this update removed. It goes too,
+ * although the update did not change it, so that a family whose every key is removed keeps no record.
+ */
+function emptiedFamily(dir: FamilyDirectory, c: number, empty: boolean): boolean {
+  return empty && c === 0 && dir.keys.length === 1;
+}
+
 function live(e: ChunkEntry | undefined, now: number): ChunkEntry | undefined {
   return e && (e.expiresAt === 0 || e.expiresAt > now) ? e : undefined;
 }
@@ -387,8 +396,8 @@ export class FamilyStore {
     const lastChunk = dir.keys.length - 1;
     for (let t = plan.touched.length - 1; t >= 0; t--) {
       const merge = merges[t];
-      if (!merge.changed) continue;
       const c = plan.touched[t];
+      if (!merge.changed && !emptiedFamily(dir, c, merge.items.length === 0)) continue;
       const isNew = c >= dir.keys.length;
       const key = isNew ? dir.prefix : dir.keys[c];
       if (merge.items.length === 0) {
@@ -466,7 +475,7 @@ export class FamilyStore {
     for (let t = touched.length - 1; t >= 0; t--) {
       const c = touched[t];
       const w = work.get(c)!;
-      if (!w.changed) continue;
+      if (!w.changed && !emptiedFamily(dir, c, w.empty())) continue;
       const entries = w.sorted();
       const isNew = c >= dir.keys.length;
       const key = isNew ? dir.prefix : dir.keys[c];
@@ -642,6 +651,12 @@ class ChunkWork {
     if (this.map || !this.record) return false;
     const count = this.record.readUInt32BE(0);
     return count > 0 && piece.length === count && piece[count - 1].source === this.record;
+  }
+
+  /** True when the chunk holds no entry. */
+  empty(): boolean {
+    if (this.map) return this.map.size === 0;
+    return this.tail.length === 0 && (!this.record || this.record.readUInt32BE(0) === 0);
   }
 
   /** The entries in ascending key order. */

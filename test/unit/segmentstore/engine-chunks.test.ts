@@ -11,6 +11,7 @@ import { ClassicLevel } from 'classic-level';
 import { mulberry32 } from '../../harness/oracle';
 import { tempDir } from '../../harness/process';
 import { MAX_CHUNK_BYTES, MAX_CHUNK_ENTRIES, decodeChunk, encodeChunk, splitChunk, ChunkEntry } from '../../../segmentstore/storage/chunk-codec';
+import { encodeSegmentId, familyOf, prefixSuccessor, segmentDataPrefix } from '../../../segmentstore/storage/key-codec';
 import { SegmentEngine } from '../../../segmentstore/storage/segment-engine';
 import type { SegmentEngineOptions } from '../../../segmentstore/storage/segment-state';
 import type { IterateInput, ModificationInput } from '../../../segmentstore/storage/validation';
@@ -346,6 +347,63 @@ describe('SegmentEngine over chunked families', () => {
     want.set(key(10).toString(), Buffer.from('ten').toString('hex'));
     want.set(key(700).toString(), Buffer.from('end').toString('hex'));
     expect(page.items.map((i) => [i.key.toString(), Buffer.from(i.value).toString('hex')])).toEqual([...want].sort((a, b) => (a[0] < b[0] ? -1 : 1)));
+  });
+
+  it('leaves no record of a family whose every key was removed, whichever way it was emptied', async () => {
+    const dir = tempDir('kvt-chunks-');
+    cleanup.push(dir.dispose);
+    const location = path.join(dir.path, 'db');
+    let now = 1_700_000_000_000;
+    const engine = await SegmentEngine.open(location, { clock: () => now, expirySweepIntervalMs: 0 });
+    let open = true;
+    cleanup.push(() => (open ? engine.close() : undefined));
+    await engine.createSegment(SEG);
+    const key = (n: number): Buffer => Buffer.from(`k${String(n).padStart(4, '0')}`);
+    const N = 400; // about four chunks of 100-byte values
+    const fill = async (family: string, ttlMs = (_n: number) => 0) => {
+      for (let from = 0; from < N; from += 200) {
+        await engine.update({ segmentId: SEG, modifications: Array.from({ length: 200 }, (_, i) => ({ family, key: key(from + i), value: Buffer.alloc(100, i), ttlMs: ttlMs(from + i) })) });
+      }
+    };
+    const removeInBatches = async (family: string, from: number, descendingWithin: boolean) => {
+      for (let start = from; start < N; start += 25) {
+        const keys = Array.from({ length: Math.min(25, N - start) }, (_, i) => key(start + i));
+        if (descendingWithin) keys.reverse();
+        await engine.update({ segmentId: SEG, modifications: keys.map((k) => ({ type: 'REMOVE' as const, family, key: k })) });
+      }
+    };
+    // The first chunk empties while later chunks still hold keys, in every case below.
+    await fill('ascending');
+    await removeInBatches('ascending', 0, false); // batches in key order (the merge path)
+    await fill('unordered');
+    await removeInBatches('unordered', 0, true); // batches in another order (the map path)
+    await fill('ranges');
+    await engine.update({ segmentId: SEG, modifications: [{ type: 'REMOVE_RANGE', family: 'ranges', rangeTo: key(150) }] });
+    await engine.update({ segmentId: SEG, modifications: [{ type: 'REMOVE_RANGE', family: 'ranges', rangePrefix: Buffer.from('k') }] });
+    await fill('expired', (n) => (n < 150 ? 1_000 : 0));
+    now += 5_000;
+    expect(await engine.sweepExpired()).toBe(150);
+    await removeInBatches('expired', 150, false);
+    // One key removed and put back: the family is usable after being emptied.
+    await fill('refilled');
+    await removeInBatches('refilled', 0, false);
+    await engine.update({ segmentId: SEG, modifications: [{ family: 'refilled', key: key(7), value: Buffer.from('back') }] });
+
+    for (const family of ['ascending', 'unordered', 'ranges', 'expired']) {
+      expect(await engine.iterate({ segmentId: SEG, family, maxItems: 10 })).toEqual({ items: [], done: true });
+    }
+    expect((await engine.segmentInfo(SEG)).entryCount).toBe('1');
+    await engine.close();
+    open = false;
+    // Count the segment's records in LevelDB itself: the refilled family's one chunk, nothing else.
+    const db = new ClassicLevel<Buffer, Buffer>(location, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+    try {
+      const prefix = segmentDataPrefix(encodeSegmentId(SEG));
+      const records = await db.keys({ gte: prefix, lt: prefixSuccessor(prefix) }).all();
+      expect(records.map((k) => familyOf(k))).toEqual(['refilled']);
+    } finally {
+      await db.close();
+    }
   });
 
   it('sweeps expired entries out of chunks, leaving live neighbours and newer writes alone', async () => {
