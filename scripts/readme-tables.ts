@@ -32,7 +32,7 @@ export function configurationTables(): string {
 export const ERROR_CODE_ROWS: readonly [code: string, errorClass: string, meaning: string][] = [
   ['BAD_KEY_VERSION', 'BadKeyVersionError', 'a condition failed: the key exists (insert, NOT_EXISTS) or its version differs (stale, or of another segment)'],
   ['NO_SUCH_KEY', 'NoSuchKeyError', 'a conditional update or remove named a key that does not exist'],
-  ['INVALID_ARGUMENT', 'InvalidArgumentError', 'bad name, configuration, key, value, batch, version or token; the message names the field and the limit; nothing was written'],
+  ['INVALID_ARGUMENT', 'InvalidArgumentError', 'bad name, configuration, key, value, batch, version, resume token or position; the message names the field and the limit; nothing was written'],
   ['SCOPE_NOT_FOUND', 'ScopeNotFoundError', 'the scope does not exist'],
   ['TABLE_NOT_FOUND', 'TableNotFoundError', 'the key-value table does not exist'],
   ['TABLE_NOT_ACTIVE', 'TableNotActiveError', 'the table is being created or deleted'],

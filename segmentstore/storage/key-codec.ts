@@ -131,6 +131,19 @@ export function familyOf(storageKey: Buffer): string {
   return storageKey.toString('utf8', 12, dataKeyHeaderLength(storageKey));
 }
 
+/**
+ * A data key without its segment prefix (what a Scan position is) split into the family's UTF-8
+ * bytes (undefined for a family-less key) and the user key, both views; or, when it is not laid out
+ * as one, why not.
+ */
+export function splitDataKeySuffix(suffix: Buffer): { family: Buffer | undefined; key: Buffer } | string {
+  if (suffix[0] === DATA_NO_FAMILY) return { family: undefined, key: suffix.subarray(1) };
+  if (suffix[0] !== DATA_FAMILY) return 'it names neither a key family nor the family-less keys';
+  const end = 3 + ((suffix[1] << 8) | suffix[2]);
+  if (suffix.length < 3 || end > suffix.length) return 'its family length passes its end';
+  return { family: suffix.subarray(3, end), key: suffix.subarray(end) };
+}
+
 /** The user key inside a storage data key (a view, not a copy). */
 export function userKeyOf(storageKey: Buffer): Buffer {
   return storageKey.subarray(dataKeyHeaderLength(storageKey));

@@ -14,8 +14,11 @@ import {
   MAX_KEY_LENGTH,
   MAX_VALUE_LENGTH,
 } from '../../proto/limits';
+import { isUtf8 } from 'node:buffer';
 import { invalidArgument } from '../../proto/runtime/status';
 import type { ConditionKind, ModificationType } from '../../proto/messages';
+import { splitDataKeySuffix } from './key-codec';
+import { inBounds } from './key-range';
 
 /** Largest ttlMs accepted (2^48 ms, about 8,900 years), so expiry times stay exact integers. */
 export const MAX_TTL_MS = 2 ** 48;
@@ -358,10 +361,12 @@ export interface IterateInput {
   after?: Uint8Array;
 }
 
-/** Validates an Iterate request. */
+const RESUME_POSITION = 'a resume position is the last key of a page of the same iteration';
+
+/** Validates an Iterate request; a resume position must be a key the iteration's range holds. */
 export function checkIterate(req: IterateInput): CheckedIterate {
   const family = checkKey(req.family, 0, '', -1, true);
-  return {
+  const checked: CheckedIterate = {
     family,
     includeValues: req.includeValues === true,
     maxItems: checkMaxItems(req.maxItems),
@@ -370,8 +375,17 @@ export function checkIterate(req: IterateInput): CheckedIterate {
     to: asBuffer(req.to),
     toInclusive: req.toInclusive === true,
     reverse: req.reverse === true,
-    after: req.hasAfter === true ? asBuffer(req.after) : undefined,
+    after: undefined,
   };
+  if (req.hasAfter !== true) return checked;
+  const after = asBuffer(req.after);
+  if (after.length === 0) throw invalidArgument(`after is empty; ${RESUME_POSITION}`);
+  const keyBytes = Buffer.byteLength(family) + after.length;
+  if (keyBytes > MAX_KEY_LENGTH) throw invalidArgument(`family + after is ${keyBytes} bytes; the maximum is ${MAX_KEY_LENGTH}`);
+  // Checked against the range alone (the position itself is not yet a bound).
+  if (!inBounds(after, checked)) throw invalidArgument(`after lies outside the iterated range (prefix, from, to); ${RESUME_POSITION}`);
+  checked.after = after;
+  return checked;
 }
 
 /** A page size: 0 (or absent) means the default; above MAX_ITERATOR_PAGE_ITEMS is refused. */
@@ -391,7 +405,31 @@ export interface ScanInput {
   after?: Uint8Array | null;
 }
 
-/** Validates a Scan request: page size as for Iterate; `after` is an opaque position. */
+/**
+ * Validates a Scan request: page size as for Iterate; `after`, the position of the previous page, is
+ * opaque to callers but must be laid out as the store lays positions out (see readScanPage): the data
+ * key of an item, within the limits of a key, read within the segment scanned.
+ */
 export function checkScan(req: ScanInput): { maxItems: number; includeValues: boolean; after: Buffer } {
-  return { maxItems: checkMaxItems(req.maxItems), includeValues: req.includeValues === true, after: asBuffer(req.after) };
+  const after = asBuffer(req.after);
+  const problem = after.length > 0 ? scanPositionProblem(after) : undefined;
+  if (problem) throw invalidArgument(`after is not a Scan position (${problem}); pass back the position of the previous page, or an empty one to start`);
+  return { maxItems: checkMaxItems(req.maxItems), includeValues: req.includeValues === true, after };
+}
+
+/** Why `position` is not one a Scan page could have ended at; undefined when it is. */
+function scanPositionProblem(position: Buffer): string | undefined {
+  const parts = splitDataKeySuffix(position);
+  if (typeof parts === 'string') return parts;
+  const { family, key } = parts;
+  if (family) {
+    if (family.length === 0) return 'its family is empty';
+    if (family.length > MAX_KEY_FAMILY_LENGTH) return `its family is ${family.length} bytes; the maximum is ${MAX_KEY_FAMILY_LENGTH}`;
+    // Families are stored as the UTF-8 of a string.
+    if (!isUtf8(family)) return 'its family is not UTF-8';
+  }
+  if (key.length === 0) return 'its key is empty';
+  const keyBytes = (family?.length ?? 0) + key.length;
+  if (keyBytes > MAX_KEY_LENGTH) return `its family + key is ${keyBytes} bytes; the maximum is ${MAX_KEY_LENGTH}`;
+  return undefined;
 }

@@ -10,11 +10,12 @@ import type {
   ExecuteResponse,
   GetResponse,
   IterateResponse,
+  ScanResponse,
   SegmentInfo,
   UpdateResponse,
 } from '../../proto/messages';
 import type { GetInput, SegmentEngine, UpdateInput } from '../../segmentstore/storage/segment-engine';
-import type { IterateInput } from '../../segmentstore/storage/validation';
+import type { IterateInput, ScanInput } from '../../segmentstore/storage/validation';
 
 /** A failed call: the kvt code, the message and the index of the offending item (-1 when none). */
 export interface StoreFailure {
@@ -33,6 +34,7 @@ export interface SegmentStoreAdapter {
   update(req: UpdateInput): Promise<Pick<UpdateResponse, 'sequences'>>;
   get(req: GetInput): Promise<GetResponse>;
   iterate(req: IterateInput): Promise<IterateResponse>;
+  scan(req: ScanInput): Promise<ScanResponse>;
   execute(req: ExecuteRequest): Promise<ExecuteResponse>;
 }
 
@@ -54,6 +56,7 @@ export function engineAdapter(engine: SegmentEngine, executeImpl: (req: ExecuteR
     update: (req) => engine.update(req),
     get: (req) => engine.get(req),
     iterate: (req) => engine.iterate(req),
+    scan: (req) => engine.scan(req),
     execute: executeImpl,
   };
 }
@@ -98,6 +101,7 @@ export function grpcAdapter(address: string): SegmentStoreAdapter & { close(): v
     update: async (req) => withSequences(await call<UpdateResponse>('Update', req), req),
     get: (req) => call('Get', req),
     iterate: (req) => call('Iterate', req),
+    scan: (req) => call('Scan', req),
     execute: (req) => call('Execute', req),
     close: () => client.close(),
   };

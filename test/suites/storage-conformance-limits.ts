@@ -9,7 +9,7 @@ import {
   MAX_KEY_LENGTH,
   MAX_VALUE_LENGTH,
 } from '../../proto/limits';
-import type { ModificationInput } from '../../segmentstore/storage/validation';
+import type { IterateInput, ModificationInput } from '../../segmentstore/storage/validation';
 import type { SuiteContext } from './storage-conformance';
 import { b, expectFailure, put, read } from './storage-conformance';
 
@@ -90,6 +90,57 @@ export function limitsConformance(ctx: SuiteContext): void {
       const keys = (n: number) => Array.from({ length: n }, (_, i) => ({ family: 'f', key: b(`k${i}`) }));
       expect((await ctx.store().get({ segmentId: id, keys: keys(MAX_GET_KEYS) })).entries).toHaveLength(MAX_GET_KEYS);
       await expectFailure(ctx.store().get({ segmentId: id, keys: keys(MAX_GET_KEYS + 1) }), 'INVALID_ARGUMENT', -1, 'keys has 10001 items; the maximum is 10000');
+    });
+
+    it('continues an iteration only after a key of its range: after must lie within prefix, from and to', async () => {
+      const id = await ctx.segment();
+      await update(id, ['a1', 'a2', 'a3', 'b1'].map((k) => ({ family: 'f', key: b(k), value: b(k) })));
+      const iterate = (o: Partial<IterateInput>) => ctx.store().iterate({ segmentId: id, family: 'f', maxItems: 10, hasAfter: true, ...o });
+      const keys = async (o: Partial<IterateInput>) => (await iterate(o)).items.map((e) => Buffer.from(e.key).toString());
+      // The last key of a page, up to either end of the range, continues it.
+      expect(await keys({ prefix: b('a'), after: b('a1') })).toEqual(['a2', 'a3']);
+      expect(await keys({ from: b('a2'), to: b('b1'), toInclusive: true, reverse: true, after: b('b1') })).toEqual(['a3', 'a2']);
+      expect(await keys({ from: b('a2'), after: b('a2') })).toEqual(['a3', 'b1']);
+      const outside = 'after lies outside the iterated range (prefix, from, to); a resume position is the last key of a page of the same iteration';
+      for (const o of [
+        { prefix: b('a'), after: b('b1') },
+        { prefix: b('b'), after: b('a3'), reverse: true },
+        { from: b('a2'), after: b('a1') },
+        { from: b('a2'), after: b('a1'), reverse: true },
+        { to: b('a3'), after: b('a3') },
+        { to: b('a3'), toInclusive: true, after: b('a30') },
+      ]) await expectFailure(iterate(o), 'INVALID_ARGUMENT', -1, outside);
+      await expectFailure(iterate({ after: Buffer.alloc(0) }), 'INVALID_ARGUMENT', -1, 'after is empty; a resume position is the last key of a page of the same iteration');
+      await expectFailure(iterate({ after: Buffer.alloc(MAX_KEY_LENGTH, 0x61) }), 'INVALID_ARGUMENT', -1, 'family + after is 8191 bytes; the maximum is 8190');
+    });
+
+    it('continues a Scan only from a position that decodes, naming what is wrong with it', async () => {
+      const id = await ctx.segment();
+      for (const k of ['k1', 'k2']) await put(ctx.store(), id, 'fam', k, 'v');
+      await put(ctx.store(), id, '', 'loose', 'v');
+      const scan = (after: Uint8Array) => ctx.store().scan({ segmentId: id, maxItems: 10, after });
+      const first = await ctx.store().scan({ segmentId: id, maxItems: 1 });
+      expect((await scan(first.position)).items.map((e) => Buffer.from(e.key).toString())).toEqual(['k2', 'loose']);
+      // A position is the data key of the page's last item: a keyed family's, or a family-less key's
+      // (0x46 | family length u16 | family | key, or 0x4e | key); a key removed since still places it.
+      const keyed = (family: Buffer, key: Buffer) => Buffer.concat([Buffer.from([0x46, family.length >> 8, family.length & 0xff]), family, key]);
+      expect((await scan(keyed(b('fam'), b('k1')))).items.map((e) => Buffer.from(e.key).toString())).toEqual(['k2', 'loose']);
+      expect((await scan(keyed(b('fam'), b('k0')))).items).toHaveLength(3);
+      expect((await scan(Buffer.concat([b('N'), b('loose')]))).items).toEqual([]);
+      const refused = (why: string) => `after is not a Scan position (${why}); pass back the position of the previous page, or an empty one to start`;
+      const cases: [Buffer, string][] = [
+        [Buffer.from('0a0b', 'hex'), 'it names neither a key family nor the family-less keys'],
+        [Buffer.from([0x46, 0x00]), 'its family length passes its end'],
+        [keyed(b('fam'), Buffer.alloc(0)).subarray(0, 5), 'its family length passes its end'],
+        [keyed(Buffer.alloc(0), b('k1')), 'its family is empty'],
+        [keyed(b('fam'), Buffer.alloc(0)), 'its key is empty'],
+        [b('N'), 'its key is empty'],
+        [keyed(Buffer.from([0xc3, 0x28]), b('k1')), 'its family is not UTF-8'],
+        [keyed(Buffer.alloc(MAX_KEY_FAMILY_LENGTH + 1, 0x66), b('k1')), `its family is ${MAX_KEY_FAMILY_LENGTH + 1} bytes; the maximum is ${MAX_KEY_FAMILY_LENGTH}`],
+        [keyed(b('fam'), Buffer.alloc(MAX_KEY_LENGTH - 2, 0x61)), `its family + key is ${MAX_KEY_LENGTH + 1} bytes; the maximum is ${MAX_KEY_LENGTH}`],
+        [Buffer.concat([b('N'), Buffer.alloc(MAX_KEY_LENGTH + 1, 0x61)]), `its family + key is ${MAX_KEY_LENGTH + 1} bytes; the maximum is ${MAX_KEY_LENGTH}`],
+      ];
+      for (const [after, why] of cases) await expectFailure(scan(after), 'INVALID_ARGUMENT', -1, refused(why));
     });
   });
 }
