@@ -12,6 +12,9 @@
  *   control window), not merely until the answer is queued: past that the stream stops reading (HTTP/2
  *   flow control then holds the client back). So a client that sends but does not read its answers
  *   makes the store run and hold at most that many, not one per message it sent;
+ * - likewise the stream stops reading once the messages it runs take {@link MAX_STREAM_REQUEST_BYTES}
+ *   (their size on the wire), so a client cannot make it hold 64 maximum-size requests; it reads again
+ *   below half of either bound, and reads at most one message ahead meanwhile;
  * - a message that does not decode ends the stream with INVALID_ARGUMENT (its id cannot be trusted);
  * - on {@link ExecuteStreams.close} (the store is stopping) messages in flight are answered, later
  *   ones are refused with UNAVAILABLE without running, and every stream is ended with OK once idle,
@@ -20,19 +23,33 @@
  */
 import type * as grpc from '@grpc/grpc-js';
 import { ErrorCodes } from '../../proto/error-codes';
+import { MAX_MESSAGE_BYTES } from '../../proto/limits';
 import type { ExecuteRequest, ExecuteResponse, IterateRequest, IterateResponse } from '../../proto/messages';
 import { bidiStreaming, invalidArgument, KvtFault, MalformedRequest, toServiceError, wireErrorOf } from '../../proto/runtime/status';
 import type { StreamResponseMessage } from './wire-codec';
 
 /** Messages of one stream that may run at once. */
 export const MAX_STREAM_IN_FLIGHT = 64;
+/**
+ * Bytes of the messages of one stream that may run at once: the largest message, so a request of
+ * any size the store accepts still runs, alone if it must (a stream holds at most this plus the one
+ * message that passed it).
+ */
+export const MAX_STREAM_REQUEST_BYTES = MAX_MESSAGE_BYTES;
+/**
+ * Messages grpc-js reads ahead of a paused stream: the high-water mark of the stream's Readable, 16 by
+ * default, which would read 16 more messages (of up to 64 MiB) past either bound.
+ */
+const READ_AHEAD_MESSAGES = 1;
 
-type StreamMessage = { id: number; request: ExecuteRequest | null; iterate: IterateRequest | null } | MalformedRequest;
+type StreamMessage = { id: number; request: ExecuteRequest | null; iterate: IterateRequest | null; bytes: number } | MalformedRequest;
 type StreamCall = grpc.ServerDuplexStream<StreamMessage, StreamResponseMessage>;
 
 interface OpenStream {
   readonly call: StreamCall;
   inFlight: number;
+  /** Wire bytes of the messages in flight. */
+  bytes: number;
   paused: boolean;
   /** The client half-closed. */
   clientDone: boolean;
@@ -60,12 +77,13 @@ export class ExecuteStreams {
 
   /** The grpc-js handler of `ExecuteStream`. */
   readonly handler = bidiStreaming((call: StreamCall): void => {
-    const s: OpenStream = { call, inFlight: 0, paused: false, clientDone: false, finished: false };
+    const s: OpenStream = { call, inFlight: 0, bytes: 0, paused: false, clientDone: false, finished: false };
     if (this.closing) {
       s.finished = true;
       call.end();
       return;
     }
+    limitReadAhead(call);
     this.open.add(s);
     call.on('data', (msg: StreamMessage) => this.onMessage(s, msg));
     call.on('end', () => {
@@ -106,11 +124,10 @@ export class ExecuteStreams {
       this.write(s, { id, response: null, iterate: null, error: wireErrorOf(invalidArgument(`message ${id} has no request`)) });
       return;
     }
+    const bytes = msg.bytes;
     s.inFlight++;
-    if (s.inFlight >= MAX_STREAM_IN_FLIGHT && !s.paused) {
-      s.paused = true;
-      s.call.pause();
-    }
+    s.bytes += bytes;
+    if (s.inFlight >= MAX_STREAM_IN_FLIGHT || s.bytes >= MAX_STREAM_REQUEST_BYTES) this.pause(s);
     let running: Promise<StreamResponseMessage>;
     try {
       running = msg.request
@@ -128,13 +145,23 @@ export class ExecuteStreams {
           return { id, response: null, iterate: null, error };
         },
       )
-      .then((answer) => this.write(s, answer, () => this.answered(s)));
+      .then((answer) => this.write(s, answer, () => this.answered(s, bytes)));
   }
 
-  /** A message of `s` is answered and HTTP/2 took the answer: read again if paused, end if done. */
-  private answered(s: OpenStream): void {
+  private pause(s: OpenStream): void {
+    if (s.paused) return;
+    s.paused = true;
+    s.call.pause();
+  }
+
+  /**
+   * A message of `s` (`bytes` on the wire) is answered and HTTP/2 took the answer: read again if
+   * paused and below half of both bounds, end if done.
+   */
+  private answered(s: OpenStream, bytes: number): void {
     s.inFlight--;
-    if (s.paused && s.inFlight < MAX_STREAM_IN_FLIGHT / 2) {
+    s.bytes -= bytes;
+    if (s.paused && s.inFlight < MAX_STREAM_IN_FLIGHT / 2 && s.bytes < MAX_STREAM_REQUEST_BYTES / 2) {
       s.paused = false;
       s.call.resume();
     }
@@ -169,4 +196,14 @@ export class ExecuteStreams {
       idle();
     }
   }
+}
+
+/**
+ * Lowers how far grpc-js reads ahead of a paused stream to {@link READ_AHEAD_MESSAGES}. grpc-js makes
+ * the stream (a Readable in object mode) with no way to set its high-water mark, so its state is set
+ * here; execute-stream.test.ts checks the bound still holds.
+ */
+function limitReadAhead(call: StreamCall): void {
+  const state = (call as unknown as { _readableState?: { highWaterMark?: unknown } })._readableState;
+  if (state && typeof state.highWaterMark === 'number') state.highWaterMark = READ_AHEAD_MESSAGES;
 }

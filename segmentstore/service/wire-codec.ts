@@ -341,15 +341,17 @@ export interface StreamRequestMessage {
   id: number;
   request: { requests: Record<string, unknown>[] } | null;
   iterate: Record<string, unknown> | null;
+  /** Its size on the wire (what the stream's read budget counts). */
+  bytes: number;
 }
 
 /**
  * Decodes an `ExecuteStreamRequest` exactly as the loader would (`request`, `iterate` null when
- * absent; the small IterateRequest by the loader's own decoder).
+ * absent; the small IterateRequest by the loader's own decoder), adding its size.
  */
 export function decodeExecuteStreamRequest(buf: Buffer): StreamRequestMessage {
   const r = new Reader(buf, 0, buf.length);
-  const out: StreamRequestMessage = { id: 0, request: null, iterate: null };
+  const out: StreamRequestMessage = { id: 0, request: null, iterate: null, bytes: buf.length };
   while (r.more()) {
     const tag = r.varint();
     if (tag === ((1 << 3) | 0)) out.id = r.varint() >>> 0;

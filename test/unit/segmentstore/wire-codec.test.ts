@@ -65,14 +65,16 @@ describe('segment store wire codecs', () => {
     }
   });
 
-  it('decodes ExecuteStreamRequest exactly like the loader (id, request, or neither)', () => {
+  it('decodes ExecuteStreamRequest exactly like the loader (id, request, or neither), with its size', () => {
     const rand = rng(17);
     for (let i = 0; i < 200; i++) {
       const id = i % 5 === 0 ? 0 : Math.floor(rand() * 2 ** 32);
       const iterate = { segmentId: String(i), family: 'f', includeValues: rand() < 0.5, maxItems: i, prefix: Buffer.from('p'), reverse: rand() < 0.5, hasAfter: true, after: Buffer.from([i & 255]) };
       const msg = i % 7 === 0 ? { id } : i % 3 === 0 ? { id, iterate } : { id, request: { requests: Array.from({ length: Math.floor(rand() * 3) }, () => randomSubRequest(rand)) } };
       const wire = service.ExecuteStream.requestSerialize(msg);
-      expect(asLoaded(decodeExecuteStreamRequest(wire))).toStrictEqual(service.ExecuteStream.requestDeserialize(wire));
+      const { bytes, ...decoded } = decodeExecuteStreamRequest(wire);
+      expect(bytes).toBe(wire.length);
+      expect(asLoaded(decoded)).toStrictEqual(service.ExecuteStream.requestDeserialize(wire));
     }
   });
 

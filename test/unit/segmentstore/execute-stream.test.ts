@@ -1,0 +1,115 @@
+/**
+ * `ExecuteStream` flow control, on the store's own service served in-process over real gRPC with its
+ * request decoder counting what the store reads off the wire: a client that keeps sending while its
+ * requests are not answered makes the store read and hold a bounded number of bytes, not one
+ * maximum-size message per message in flight.
+ */
+import * as path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { GRPC_CHANNEL_OPTIONS, kvtPackage } from '../../../proto/load';
+import { MAX_KEY_LENGTH } from '../../../proto/limits';
+import type { ExecuteStreamResponse, GetResponse } from '../../../proto/messages';
+import { bindGrpcServer, newGrpcServer, shutdownGrpcServer } from '../../../proto/runtime/grpc-server';
+import { silentLogger } from '../../../proto/runtime/log';
+import { MAX_STREAM_IN_FLIGHT, MAX_STREAM_REQUEST_BYTES } from '../../../segmentstore/service/execute-stream';
+import { executeStreams, segmentStoreDefinition, segmentStoreHandlers } from '../../../segmentstore/service/segment-store-service';
+import { SegmentEngine } from '../../../segmentstore/storage/segment-engine';
+import { tempDir } from '../../harness/process';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('ExecuteStream flow control', () => {
+  const cleanup: Array<() => Promise<void> | void> = [];
+  afterEach(async () => {
+    for (const fn of cleanup.splice(0).reverse()) await fn();
+  });
+
+  /** The store's service on an engine in a temp dir, its ExecuteStream decoder counting what it reads. */
+  async function storeCountingReads(): Promise<{ engine: SegmentEngine; address: string; read: { bytes: number; messages: number } }> {
+    const dir = tempDir('kvt-stream-flow-');
+    cleanup.push(dir.dispose);
+    const engine = await SegmentEngine.open(path.join(dir.path, 'db'), { expirySweepIntervalMs: 0 });
+    cleanup.push(() => engine.close());
+    const read = { bytes: 0, messages: 0 };
+    const store = segmentStoreDefinition();
+    const decode = store.ExecuteStream.requestDeserialize;
+    const definition: grpc.ServiceDefinition = {
+      ...store,
+      ExecuteStream: {
+        ...store.ExecuteStream,
+        requestDeserialize: (bytes: Buffer) => {
+          read.bytes += bytes.length;
+          read.messages++;
+          return decode(bytes);
+        },
+      },
+    };
+    const streams = executeStreams(engine, silentLogger);
+    const server = newGrpcServer();
+    server.addService(definition, segmentStoreHandlers(engine, silentLogger, streams));
+    const port = await bindGrpcServer(server, '127.0.0.1', 0);
+    cleanup.push(async () => {
+      await streams.close();
+      await shutdownGrpcServer(server, 1_000);
+    });
+    return { engine, address: `127.0.0.1:${port}`, read };
+  }
+
+  it('stops reading a stream once its unanswered requests pass the byte budget, and answers every one later', async () => {
+    const { engine, address, read } = await storeCountingReads();
+    await engine.createSegment('1');
+    // Hold every Get until released (the real engine still does the work), so nothing is answered meanwhile.
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let held = 0;
+    const get = engine.get.bind(engine);
+    engine.get = async (req, budget) => {
+      held++;
+      await released;
+      return get(req, budget);
+    };
+    // Messages of ~2.5 MB (320 keys of 8,000 bytes to read): 100 of them are far more than the budget,
+    // and the 64 the count bound lets run at once would be twice it.
+    const keys = Array.from({ length: 320 }, (_, i) => ({ family: '', key: Buffer.alloc(MAX_KEY_LENGTH - 190, i) }));
+    const message = kvtPackage().SegmentStore.service.ExecuteStream.requestSerialize({ id: 1, request: { requests: [{ get: { segmentId: '1', keys } }] } });
+    const N = 100;
+    expect(MAX_STREAM_IN_FLIGHT * message.length).toBeGreaterThan(2 * MAX_STREAM_REQUEST_BYTES);
+    expect(N * message.length).toBeGreaterThan(3 * MAX_STREAM_REQUEST_BYTES);
+
+    const service = kvtPackage().SegmentStore.service;
+    const Raw = grpc.makeGenericClientConstructor({ ExecuteStream: { ...service.ExecuteStream, requestSerialize: (b: Buffer) => b } }, 'SegmentStore');
+    const client = new Raw(address, grpc.credentials.createInsecure(), GRPC_CHANNEL_OPTIONS) as unknown as grpc.Client & { ExecuteStream(): grpc.ClientDuplexStream<Buffer, ExecuteStreamResponse> };
+    cleanup.push(() => client.close());
+    const call = client.ExecuteStream();
+    const answers: ExecuteStreamResponse[] = [];
+    call.on('data', (msg: ExecuteStreamResponse) => answers.push(msg));
+    const ended = new Promise<grpc.StatusObject>((resolve) => call.on('status', resolve));
+    call.on('error', () => undefined); // the status above says how it ended
+    for (let i = 0; i < N; i++) call.write(message);
+    call.end();
+    try {
+      // Wait until the store has stopped reading: nothing more read for half a second (bounded).
+      for (let quiet = 0, last = -1, polls = 0; quiet < 5 && polls < 300; polls++) {
+        await sleep(100);
+        quiet = read.bytes === last ? quiet + 1 : 0;
+        last = read.bytes;
+      }
+      // Read but not answered: at most the budget, plus the message that crossed it and one read ahead;
+      // before, 64 running plus 16 read ahead (200 MB here, up to 5 GiB of maximum-size messages).
+      expect(answers).toHaveLength(0);
+      expect(held).toBeGreaterThan(0);
+      expect(read.bytes, `${read.messages} messages read`).toBeLessThanOrEqual(MAX_STREAM_REQUEST_BYTES + 2 * message.length);
+    } finally {
+      release();
+    }
+    const status = await ended;
+    expect(status.code).toBe(grpc.status.OK);
+    expect(read.messages).toBe(N);
+    expect(answers).toHaveLength(N);
+    for (const a of answers) {
+      const entries = (a.response!.responses[0].get as GetResponse).entries;
+      expect(entries.map((e) => e.found)).toEqual(keys.map(() => false));
+    }
+  }, 60_000);
+});
