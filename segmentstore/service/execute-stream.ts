@@ -15,7 +15,10 @@
  * - likewise the stream stops reading once the messages it runs take {@link MAX_STREAM_REQUEST_BYTES}
  *   (their size on the wire), so a client cannot make it hold 64 maximum-size requests; it reads again
  *   below half of either bound, and reads at most one message ahead meanwhile;
- * - a message that does not decode ends the stream with INVALID_ARGUMENT (its id cannot be trusted);
+ * - a message whose request (or iterate) does not decode, inside a message that does, is answered
+ *   under its id with INVALID_ARGUMENT; a message that does not decode at all (its id cannot be
+ *   trusted) ends the stream with INVALID_ARGUMENT, once the messages before it are answered, and
+ *   nothing after it is run;
  * - on {@link ExecuteStreams.close} (the store is stopping) messages in flight are answered, later
  *   ones are refused with UNAVAILABLE without running, and every stream is ended with OK once idle,
  *   so the gRPC server can shut down without waiting out its grace period;
@@ -26,7 +29,7 @@ import { ErrorCodes } from '../../proto/error-codes';
 import { MAX_MESSAGE_BYTES } from '../../proto/limits';
 import type { ExecuteRequest, ExecuteResponse, IterateRequest, IterateResponse } from '../../proto/messages';
 import { bidiStreaming, invalidArgument, KvtFault, MalformedRequest, toServiceError, wireErrorOf } from '../../proto/runtime/status';
-import type { StreamResponseMessage } from './wire-codec';
+import { MalformedStreamMessage, StreamResponseMessage } from './wire-codec';
 
 /** Messages of one stream that may run at once. */
 export const MAX_STREAM_IN_FLIGHT = 64;
@@ -42,7 +45,10 @@ export const MAX_STREAM_REQUEST_BYTES = MAX_MESSAGE_BYTES;
  */
 const READ_AHEAD_MESSAGES = 1;
 
-type StreamMessage = { id: number; request: ExecuteRequest | null; iterate: IterateRequest | null; bytes: number } | MalformedRequest;
+type StreamMessage =
+  | { id: number; request: ExecuteRequest | null; iterate: IterateRequest | null; bytes: number }
+  | MalformedStreamMessage
+  | MalformedRequest;
 type StreamCall = grpc.ServerDuplexStream<StreamMessage, StreamResponseMessage>;
 
 interface OpenStream {
@@ -51,6 +57,8 @@ interface OpenStream {
   /** Wire bytes of the messages in flight. */
   bytes: number;
   paused: boolean;
+  /** Set by a message that does not decode: the stream ends with it once nothing is in flight. */
+  failure: KvtFault | undefined;
   /** The client half-closed. */
   clientDone: boolean;
   /** Ended (by us) or broken (cancelled by the client, transport error): nothing more is written. */
@@ -77,7 +85,7 @@ export class ExecuteStreams {
 
   /** The grpc-js handler of `ExecuteStream`. */
   readonly handler = bidiStreaming((call: StreamCall): void => {
-    const s: OpenStream = { call, inFlight: 0, bytes: 0, paused: false, clientDone: false, finished: false };
+    const s: OpenStream = { call, inFlight: 0, bytes: 0, paused: false, failure: undefined, clientDone: false, finished: false };
     if (this.closing) {
       s.finished = true;
       call.end();
@@ -109,19 +117,24 @@ export class ExecuteStreams {
   }
 
   private onMessage(s: OpenStream, msg: StreamMessage): void {
-    if (s.finished) return;
+    if (s.finished || s.failure) return;
     if (msg instanceof MalformedRequest) {
-      this.forget(s);
-      s.call.emit('error', toServiceError(invalidArgument(`message is not a valid kvt.v1.ExecuteStreamRequest: ${msg.reason}`)));
+      s.failure = invalidArgument(`message is not a valid kvt.v1.ExecuteStreamRequest: ${msg.reason}`);
+      this.pause(s);
+      this.maybeEnd(s);
       return;
     }
     const id = msg.id;
     if (this.closing) {
-      this.write(s, { id, response: null, iterate: null, error: wireErrorOf(new KvtFault(ErrorCodes.UNAVAILABLE, 'segment store is stopping; the request was not run')) });
+      this.refuse(s, id, new KvtFault(ErrorCodes.UNAVAILABLE, 'segment store is stopping; the request was not run'));
+      return;
+    }
+    if (msg instanceof MalformedStreamMessage) {
+      this.refuse(s, id, invalidArgument(`message ${id}: ${msg.reason}`));
       return;
     }
     if (!msg.request && !msg.iterate) {
-      this.write(s, { id, response: null, iterate: null, error: wireErrorOf(invalidArgument(`message ${id} has no request`)) });
+      this.refuse(s, id, invalidArgument(`message ${id} has no request`));
       return;
     }
     const bytes = msg.bytes;
@@ -148,6 +161,11 @@ export class ExecuteStreams {
       .then((answer) => this.write(s, answer, () => this.answered(s, bytes)));
   }
 
+  /** Answers message `id` with `fault` without running it. */
+  private refuse(s: OpenStream, id: number, fault: KvtFault): void {
+    this.write(s, { id, response: null, iterate: null, error: wireErrorOf(fault) });
+  }
+
   private pause(s: OpenStream): void {
     if (s.paused) return;
     s.paused = true;
@@ -161,7 +179,7 @@ export class ExecuteStreams {
   private answered(s: OpenStream, bytes: number): void {
     s.inFlight--;
     s.bytes -= bytes;
-    if (s.paused && s.inFlight < MAX_STREAM_IN_FLIGHT / 2 && s.bytes < MAX_STREAM_REQUEST_BYTES / 2) {
+    if (s.paused && !s.failure && s.inFlight < MAX_STREAM_IN_FLIGHT / 2 && s.bytes < MAX_STREAM_REQUEST_BYTES / 2) {
       s.paused = false;
       s.call.resume();
     }
@@ -180,9 +198,18 @@ export class ExecuteStreams {
     s.call.write(msg, done);
   }
 
-  /** Ends the stream (OK) when nothing runs and either side is done with it. */
+  /**
+   * Ends the stream when nothing runs: with its failure (INVALID_ARGUMENT) after a message that did
+   * not decode, else (OK) when either side is done with it.
+   */
   private maybeEnd(s: OpenStream): void {
-    if (s.finished || s.inFlight > 0 || !(s.clientDone || this.closing)) return;
+    if (s.finished || s.inFlight > 0) return;
+    if (s.failure) {
+      this.forget(s);
+      s.call.emit('error', toServiceError(s.failure));
+      return;
+    }
+    if (!(s.clientDone || this.closing)) return;
     this.forget(s);
     s.call.end();
   }

@@ -14,6 +14,7 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { ExecuteResponse, ExecuteStreamResponse, IterateResponse } from '../../proto/messages';
 import { segmentStoreService } from '../../proto/load';
+import { errorMessage } from '../../proto/runtime/status';
 import { fieldSize, Reader, varintSize, writeUtf8 } from '../../proto/wire';
 import { WireModification } from '../storage/validation';
 
@@ -346,24 +347,45 @@ export interface StreamRequestMessage {
 }
 
 /**
- * Decodes an `ExecuteStreamRequest` exactly as the loader would (`request`, `iterate` null when
- * absent; the small IterateRequest by the loader's own decoder), adding its size.
+ * An `ExecuteStreamRequest` whose framing and id decode but whose request or iterate does not: it is
+ * answered under its id with INVALID_ARGUMENT, and the stream goes on.
  */
-export function decodeExecuteStreamRequest(buf: Buffer): StreamRequestMessage {
+export class MalformedStreamMessage {
+  constructor(
+    readonly id: number,
+    /** The field and why it does not decode. */
+    readonly reason: string,
+  ) {}
+}
+
+const REQUEST_TAG = (2 << 3) | 2;
+const ITERATE_TAG = (3 << 3) | 2;
+
+/**
+ * Decodes an `ExecuteStreamRequest` exactly as the loader would (`request`, `iterate` null when
+ * absent; the small IterateRequest by the loader's own decoder), adding its size. A request or
+ * iterate that does not decode inside an intact message gives a {@link MalformedStreamMessage};
+ * a message whose own fields do not decode (its id cannot be trusted) throws.
+ */
+export function decodeExecuteStreamRequest(buf: Buffer): StreamRequestMessage | MalformedStreamMessage {
   const r = new Reader(buf, 0, buf.length);
   const out: StreamRequestMessage = { id: 0, request: null, iterate: null, bytes: buf.length };
+  let invalid: string | undefined;
   while (r.more()) {
     const tag = r.varint();
     if (tag === ((1 << 3) | 0)) out.id = r.varint() >>> 0;
-    else if (tag === ((2 << 3) | 2)) {
+    else if (tag === REQUEST_TAG || tag === ITERATE_TAG) {
       const sub = r.sub();
-      out.request = decodeExecuteRequest(buf.subarray(sub.pos, sub.end));
-    } else if (tag === ((3 << 3) | 2)) {
-      const sub = r.sub();
-      out.iterate = segmentStoreService().Iterate.requestDeserialize(buf.subarray(sub.pos, sub.end)) as Record<string, unknown>;
+      const member = buf.subarray(sub.pos, sub.end);
+      try {
+        if (tag === REQUEST_TAG) out.request = decodeExecuteRequest(member);
+        else out.iterate = segmentStoreService().Iterate.requestDeserialize(member) as Record<string, unknown>;
+      } catch (err) {
+        invalid ??= `${tag === REQUEST_TAG ? 'request is not a valid kvt.v1.ExecuteRequest' : 'iterate is not a valid kvt.v1.IterateRequest'}: ${errorMessage(err)}`;
+      }
     } else r.skip(tag & 7);
   }
-  return out;
+  return invalid === undefined ? out : new MalformedStreamMessage(out.id, invalid);
 }
 
 /** An `ExecuteStreamResponse` as the store writes it: an Iterate page may come already encoded. */

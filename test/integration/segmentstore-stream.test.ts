@@ -1,15 +1,17 @@
 /**
  * `ExecuteStream` against a started `kvt segmentstore` process, spoken raw (the loader's client, no
- * kvt client code): answers under the message's id, a bad message kept to its id, a malformed one
- * ending the stream, and a stop that answers or refuses every message and ends the stream cleanly.
+ * kvt client code): answers under the message's id, a bad message kept to its id, a message whose
+ * request does not decode answered under its id, one that does not decode at all ending the stream
+ * after the messages before it are answered, and a stop that answers or refuses every message and ends the stream cleanly.
  */
 import * as grpc from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import { GRPC_CHANNEL_OPTIONS, kvtPackage } from '../../proto/load';
 import type { ExecuteResponse, ExecuteStreamResponse } from '../../proto/messages';
-import { startSegmentStore, tempDir } from '../harness/process';
+import { KvtProcess, startSegmentStore, tempDir } from '../harness/process';
 
 type Duplex = grpc.ClientDuplexStream<unknown, ExecuteStreamResponse>;
+type StoreClient = grpc.Client & Record<string, unknown>;
 type Unary = (req: unknown, cb: (err: grpc.ServiceError | null, res: unknown) => void) => void;
 
 /** A stream and everything it brought back: answers by id, and how it ended. */
@@ -18,12 +20,18 @@ class RawStream {
   readonly ended: Promise<grpc.StatusObject>;
   private waiters: (() => void)[] = [];
 
+  private status: grpc.StatusObject | undefined;
+
   constructor(readonly call: Duplex) {
     call.on('data', (msg: ExecuteStreamResponse) => {
       this.answers.set(msg.id, msg);
       for (const w of this.waiters.splice(0)) w();
     });
     this.ended = new Promise((resolve) => call.on('status', resolve));
+    void this.ended.then((status) => {
+      this.status = status;
+      for (const w of this.waiters.splice(0)) w();
+    });
     call.on('error', () => undefined); // the status above says how it ended
   }
 
@@ -35,22 +43,53 @@ class RawStream {
     this.call.write({ id, iterate });
   }
 
+  /** The answer to message `id`; rejects when the stream ends without one. */
   async answer(id: number): Promise<ExecuteStreamResponse> {
-    while (!this.answers.has(id)) await new Promise<void>((r) => this.waiters.push(r));
+    while (!this.answers.has(id)) {
+      if (this.status) throw new Error(`the stream ended (${grpc.status[this.status.code]} ${this.status.details}) without answering message ${id}`);
+      await new Promise<void>((r) => this.waiters.push(r));
+    }
     return this.answers.get(id)!;
   }
 }
 
-function clientFor(address: string): grpc.Client & Record<string, unknown> {
+function clientFor(address: string): StoreClient {
   const Client = kvtPackage().SegmentStore;
-  return new Client(address, grpc.credentials.createInsecure(), GRPC_CHANNEL_OPTIONS) as unknown as grpc.Client & Record<string, unknown>;
+  return new Client(address, grpc.credentials.createInsecure(), GRPC_CHANNEL_OPTIONS) as unknown as StoreClient;
 }
 
-function unary(client: grpc.Client & Record<string, unknown>, method: string, req: unknown): Promise<unknown> {
+/** A client whose stream sends raw bytes (messages made with {@link encoded}, or bytes that are none). */
+function rawClientFor(address: string): StoreClient {
+  const service = kvtPackage().SegmentStore.service;
+  const Raw = grpc.makeGenericClientConstructor({ ExecuteStream: { ...service.ExecuteStream, requestSerialize: (b: Buffer) => b } }, 'SegmentStore');
+  return new Raw(address, grpc.credentials.createInsecure(), GRPC_CHANNEL_OPTIONS) as unknown as StoreClient;
+}
+
+/** The bytes of the ExecuteStreamRequest carrying `request` under `id`. */
+function encoded(id: number, request: unknown): Buffer {
+  return kvtPackage().SegmentStore.service.ExecuteStream.requestSerialize({ id, request });
+}
+
+/** Runs `body` against a started store holding segment 1, with a raw-bytes client and the loader's (closed after). */
+async function withStore(body: (store: { raw: StoreClient; client: StoreClient; proc: KvtProcess }) => Promise<void>): Promise<void> {
+  using dir = tempDir('kvt-stream-bad-');
+  await using proc = await startSegmentStore(dir.path);
+  const raw = rawClientFor(proc.address);
+  const client = clientFor(proc.address);
+  try {
+    await unary(client, 'CreateSegment', { segmentId: '1' });
+    await body({ raw, client, proc });
+  } finally {
+    raw.close();
+    client.close();
+  }
+}
+
+function unary(client: StoreClient, method: string, req: unknown): Promise<unknown> {
   return new Promise((resolve, reject) => (client[method] as Unary).call(client, req, (err, res) => (err ? reject(err) : resolve(res))));
 }
 
-function open(client: grpc.Client & Record<string, unknown>): RawStream {
+function open(client: StoreClient): RawStream {
   return new RawStream((client.ExecuteStream as () => Duplex).call(client));
 }
 
@@ -109,30 +148,45 @@ describe('ExecuteStream over gRPC', () => {
     }
   });
 
-  it('ends the stream with INVALID_ARGUMENT on a message that does not decode, and keeps serving', async () => {
-    using dir = tempDir('kvt-stream-bad-');
-    await using proc = await startSegmentStore(dir.path);
-    // A client whose stream sends raw bytes.
-    const service = kvtPackage().SegmentStore.service;
-    const Raw = grpc.makeGenericClientConstructor({ ExecuteStream: { ...service.ExecuteStream, requestSerialize: (b: Buffer) => b } }, 'SegmentStore');
-    const raw = new Raw(proc.address, grpc.credentials.createInsecure()) as unknown as grpc.Client & Record<string, unknown>;
-    const client = clientFor(proc.address);
-    try {
+  it('answers a message whose request does not decode under its id with INVALID_ARGUMENT, and keeps the stream', async () => {
+    await withStore(async ({ raw, client }) => {
+      const s = open(raw);
+      s.call.write(encoded(1, put('1', 'a', 'before')));
+      // Message 2: id 2, then a request announcing 127 bytes of sub-requests with 1 present.
+      s.call.write(Buffer.from([0x08, 0x02, 0x12, 0x03, 0x0a, 0x7f, 0x00]));
+      // Message 3: id 3, then an iterate announcing a 5-byte prefix with 0 present.
+      s.call.write(Buffer.from([0x08, 0x03, 0x1a, 0x02, 0x2a, 0x05]));
+      s.call.write(encoded(4, put('1', 'b', 'after')));
+      expect((await s.answer(2)).error).toMatchObject({ code: 'INVALID_ARGUMENT', message: 'message 2: request is not a valid kvt.v1.ExecuteRequest: truncated field' });
+      expect((await s.answer(3)).error).toMatchObject({ code: 'INVALID_ARGUMENT', message: 'message 3: iterate is not a valid kvt.v1.IterateRequest: index out of range: 2 + 5 > 2' });
+      for (const id of [1, 4]) expect((await s.answer(id)).response!.responses[0].update!.firstSequence).toMatch(/^[1-9][0-9]*$/);
+      s.call.end();
+      expect((await s.ended).code).toBe(grpc.status.OK);
+      expect(values((await unary(client, 'Execute', get('1', 'a', 'b'))) as ExecuteResponse)).toEqual(['before', 'after']);
+    });
+  });
+
+  it('ends the stream with INVALID_ARGUMENT at a message that does not decode, after answering the messages before it, and keeps serving', async () => {
+    await withStore(async ({ raw, client, proc }) => {
       const bad = open(raw);
-      bad.call.write(Buffer.from([0x12, 0x7f, 0x0a])); // field 2, 127 bytes announced, 1 present
+      const N = 20;
+      for (let i = 0; i < N; i++) bad.call.write(encoded(i + 1, put('1', `k${i}`, `v${i}`)));
+      bad.call.write(Buffer.from([0x12, 0x7f, 0x0a])); // field 2, 127 bytes announced, 1 present: no id to answer under
+      bad.call.write(encoded(N + 1, put('1', 'later', 'not run')));
       const status = await bad.ended;
       expect(status.code).toBe(grpc.status.INVALID_ARGUMENT);
       expect(status.details).toMatch(/^message is not a valid kvt\.v1\.ExecuteStreamRequest: /);
-      await unary(client, 'CreateSegment', { segmentId: '1' });
+      // Every update sent before the bad message was answered, and is applied; the one after it was not run.
+      for (let i = 0; i < N; i++) expect(bad.answers.get(i + 1)?.response?.responses[0].update?.firstSequence, `message ${i + 1}`).toMatch(/^[1-9][0-9]*$/);
+      expect(bad.answers.has(N + 1)).toBe(false);
+      const res = (await unary(client, 'Execute', get('1', ...Array.from({ length: N }, (_, i) => `k${i}`), 'later'))) as ExecuteResponse;
+      expect(values(res)).toEqual([...Array.from({ length: N }, (_, i) => `v${i}`), null]);
       const good = open(client);
       good.send(1, put('1', 'a', 'still here'));
       expect((await good.answer(1)).response!.responses[0].update!.firstSequence).toMatch(/^[1-9][0-9]*$/);
       good.call.end();
       expect(proc.running).toBe(true);
-    } finally {
-      raw.close();
-      client.close();
-    }
+    });
   });
 
   it('on SIGTERM answers or refuses every message, ends its streams with OK, and what it answered is durable', async () => {

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { kvtPackage } from '../../../proto/load';
 import type { ExecuteResponse, IterateResponse } from '../../../proto/messages';
-import { decodeExecuteRequest, decodeExecuteStreamRequest, encodeExecuteResponse, encodeExecuteStreamResponse, encodeIterateResponse } from '../../../segmentstore/service/wire-codec';
+import {
+  decodeExecuteRequest, decodeExecuteStreamRequest, encodeExecuteResponse, encodeExecuteStreamResponse, encodeIterateResponse, MalformedStreamMessage,
+} from '../../../segmentstore/service/wire-codec';
 import { WireModification } from '../../../segmentstore/storage/validation';
 import { randomEntry, randomSubRequest, randomSubResponse, rng } from '../../harness/random-messages';
 
@@ -72,10 +74,22 @@ describe('segment store wire codecs', () => {
       const iterate = { segmentId: String(i), family: 'f', includeValues: rand() < 0.5, maxItems: i, prefix: Buffer.from('p'), reverse: rand() < 0.5, hasAfter: true, after: Buffer.from([i & 255]) };
       const msg = i % 7 === 0 ? { id } : i % 3 === 0 ? { id, iterate } : { id, request: { requests: Array.from({ length: Math.floor(rand() * 3) }, () => randomSubRequest(rand)) } };
       const wire = service.ExecuteStream.requestSerialize(msg);
-      const { bytes, ...decoded } = decodeExecuteStreamRequest(wire);
+      const { bytes, ...decoded } = decodeExecuteStreamRequest(wire) as Exclude<ReturnType<typeof decodeExecuteStreamRequest>, MalformedStreamMessage>;
       expect(bytes).toBe(wire.length);
       expect(asLoaded(decoded)).toStrictEqual(service.ExecuteStream.requestDeserialize(wire));
     }
+  });
+
+  it('keeps the id of an ExecuteStreamRequest whose request or iterate does not decode, and throws when the message itself does not', () => {
+    const request = service.Execute.requestSerialize({ requests: [{ update: { segmentId: '1', modifications: [{ key: Buffer.from('k') }] } }] });
+    const cut = request.subarray(0, request.length - 1);
+    const withRequest = Buffer.concat([Buffer.from([0x12, cut.length]), cut, Buffer.from([0x08, 0x07])]); // the id after it
+    expect(decodeExecuteStreamRequest(withRequest)).toEqual(new MalformedStreamMessage(7, 'request is not a valid kvt.v1.ExecuteRequest: truncated field'));
+    const withIterate = Buffer.from([0x08, 0x09, 0x1a, 0x02, 0x2a, 0x05]); // iterate: a 5-byte prefix announced, none present
+    expect(decodeExecuteStreamRequest(withIterate)).toEqual(new MalformedStreamMessage(9, 'iterate is not a valid kvt.v1.IterateRequest: index out of range: 2 + 5 > 2'));
+    // The message's own fields: a request field overrunning the message, a truncated id.
+    expect(() => decodeExecuteStreamRequest(Buffer.from([0x08, 0x07, 0x12, 0x7f, 0x0a]))).toThrow(/truncated field/);
+    expect(() => decodeExecuteStreamRequest(Buffer.from([0x08, 0x87]))).toThrow(/truncated varint/);
   });
 
   it('encodes ExecuteStreamResponse (a response, an error, a page, or nothing) to bytes the loader decodes to the same message', () => {
