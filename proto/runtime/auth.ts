@@ -7,7 +7,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { ErrorCodes } from '../error-codes';
 import { UsageError } from './flags';
-import type { Logger } from './log';
+import { Logger, rateLimitedWarning } from './log';
 import { bidiStreaming, isBidiStreaming, KvtFault, toServiceError } from './status';
 
 /** The metadata key carrying `Bearer <token>`. */
@@ -84,8 +84,9 @@ function verdict(method: string, metadata: grpc.Metadata, expected: { data?: Buf
 /**
  * Wraps every handler of `handlers` (unary, or marked bidiStreaming) with the token check: a call
  * without a bearer token fails UNAUTHENTICATED, one with a wrong token (or the data token on a method
- * of `adminMethods`) PERMISSION_DENIED, each with the `kvt-error-code` trailer. Returns `handlers`
- * unchanged when no token is configured.
+ * of `adminMethods`) PERMISSION_DENIED, each with the `kvt-error-code` trailer, and a `call rejected`
+ * warning in `log`, rate-limited per code (see rateLimitedWarning). Returns `handlers` unchanged when
+ * no token is configured.
  */
 export function withAuth(
   handlers: grpc.UntypedServiceImplementation,
@@ -98,6 +99,7 @@ export function withAuth(
     data: tokens.dataToken === undefined ? undefined : digest(tokens.dataToken),
     admin: tokens.adminToken === undefined ? undefined : digest(tokens.adminToken),
   };
+  const rejected = log ? rateLimitedWarning(log, 'call rejected', 'code') : undefined;
   const out: grpc.UntypedServiceImplementation = {};
   for (const [method, handler] of Object.entries(handlers)) {
     const admin = adminMethods.has(method);
@@ -107,7 +109,7 @@ export function withAuth(
       out[method] = bidiStreaming((call: grpc.ServerDuplexStream<unknown, unknown>) => {
         const fault = verdict(method, call.metadata, expected, admin);
         if (!fault) return streamHandler(call);
-        log?.warn('call rejected', { method, code: fault.code, peer: call.getPeer() });
+        rejected?.({ method, code: fault.code, peer: call.getPeer() });
         call.emit('error', toServiceError(fault));
       }) as grpc.UntypedHandleCall;
       continue;
@@ -116,7 +118,7 @@ export function withAuth(
     out[method] = ((call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
       const fault = verdict(method, call.metadata, expected, admin);
       if (!fault) return unaryHandler(call, callback);
-      log?.warn('call rejected', { method, code: fault.code, peer: call.getPeer() });
+      rejected?.({ method, code: fault.code, peer: call.getPeer() });
       callback(toServiceError(fault) as grpc.ServiceError);
     }) as grpc.UntypedHandleCall;
   }

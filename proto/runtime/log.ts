@@ -48,6 +48,43 @@ export function jsonLogger(
   };
 }
 
+/** How often a warning that callers can trigger at will may reach the log. */
+export interface LogRateLimit {
+  /** Lines logged per key in one interval; the ones past it are only counted. */
+  perInterval: number;
+  intervalMs: number;
+}
+
+/** Five lines per key every 10 s. */
+export const DEFAULT_LOG_RATE_LIMIT: LogRateLimit = { perInterval: 5, intervalMs: 10_000 };
+
+/**
+ * A warning that callers can trigger at will (a refused call), so that a misbehaving client cannot
+ * flood the log: it is written through `log` at most `perInterval` times per key (its field
+ * `keyField`, e.g. an error code) in an interval that starts with the key's first line; the lines
+ * past that are counted, and when the interval ends one line `<msg>: more suppressed` gives their
+ * number (`suppressed`). The timer of an interval does not keep the process alive.
+ */
+export function rateLimitedWarning(log: Logger, msg: string, keyField: string, limit: LogRateLimit = DEFAULT_LOG_RATE_LIMIT): (fields: Record<string, unknown>) => void {
+  const intervals = new Map<string, { logged: number; suppressed: number }>();
+  return (fields) => {
+    const key = String(fields[keyField]);
+    let interval = intervals.get(key);
+    if (!interval) {
+      const started = (interval = { logged: 0, suppressed: 0 });
+      intervals.set(key, started);
+      setTimeout(() => {
+        intervals.delete(key);
+        if (started.suppressed > 0) log.warn(`${msg}: more suppressed`, { [keyField]: key, suppressed: started.suppressed, intervalMs: limit.intervalMs });
+      }, limit.intervalMs).unref();
+    }
+    if (interval.logged < limit.perInterval) {
+      interval.logged++;
+      log.warn(msg, fields);
+    } else interval.suppressed++;
+  };
+}
+
 /** A logger that drops everything (tests, embedded servers). */
 export const silentLogger: Logger = {
   debug: () => undefined,

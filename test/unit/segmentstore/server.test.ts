@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import { GRPC_CHANNEL_OPTIONS, kvtPackage } from '../../../proto/load';
-import { silentLogger } from '../../../proto/runtime/log';
+import { jsonLogger, silentLogger } from '../../../proto/runtime/log';
 import { SegmentStoreServer } from '../../../segmentstore/server';
 import { MAX_STREAM_IN_FLIGHT } from '../../../segmentstore/service/execute-stream';
 import { failNextChainedWrite } from '../../harness/leveldb-faults';
@@ -105,4 +105,21 @@ describe('SegmentStoreServer', () => {
       client.close();
     }
   }, 60_000);
+
+  it('logs only the first few of many calls it rejects for a missing token', async () => {
+    using dir = tempDir('kvt-ss-server-');
+    const lines: Record<string, unknown>[] = [];
+    const log = jsonLogger('segmentstore', 'info', (line) => lines.push(JSON.parse(line) as Record<string, unknown>));
+    await using server = await SegmentStoreServer.start({ port: 0, dataDir: dir.path, adminToken: 'admin-token-for-the-test' }, { log });
+    const client = grpcAdapter(`127.0.0.1:${server.port}`);
+    try {
+      for (let i = 0; i < 50; i++) await expect(client.listSegments()).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
+    } finally {
+      client.close();
+    }
+    // Before, 50 lines: a client could flood the store's log.
+    const rejected = lines.filter((l) => l.msg === 'call rejected');
+    expect(rejected).toHaveLength(5);
+    expect(rejected[0]).toMatchObject({ level: 'warn', method: 'ListSegments', code: 'UNAUTHENTICATED' });
+  });
 });
