@@ -2,11 +2,18 @@
  * Runs one case against its peers. The measured time is cut into rounds and the peers take turns,
  * round by round (each round starting with a different peer), so a slowdown of the shared machine
  * lands on every peer alike instead of on whichever ran in a bad minute; each peer's rounds are then
- * added up (operations, time, server CPU, counters, latency histograms) into one
- * {@link PeerMeasurement}. Every round of a closed loop starts with an unmeasured warm-up (the first
- * one full length).
+ * added up (operations, time, counters, latency histograms) into one {@link PeerMeasurement}. Every
+ * round of a closed loop starts with an unmeasured warm-up (the first one full length), and after it
+ * the next peer waits for this one's servers to go idle.
+ *
+ * Server CPU is charged per case, not per window: a server's meter runs from before the case's first
+ * round to after its last, through the other peers' rounds, and is divided by every operation the
+ * peer completed in the case (warm-ups and the operations in flight at a window's end included). So
+ * deferred work (a LevelDB compaction, etcd's backend commit) is charged to the peer that caused it,
+ * wherever it ran. The in-process raw LevelDB has no servers of its own: its figure is the benchmark
+ * process over its windows, driver included.
  */
-import { startCpuMeter } from './core/cpu';
+import { startCpuMeter, waitUntilIdle } from './core/cpu';
 import { LatencyHistogram, newLatencyHistogram, summarize } from './core/latency';
 import { RunResult, runClosedLoop, runFixedRate } from './core/runner';
 import { PeerMeasurement } from './core/result';
@@ -32,8 +39,8 @@ async function drive(peer: Peer, spec: CaseSpec, s: BenchSettings): Promise<{ ru
     const run = await runFixedRate(op, { rate: s.w6Rate, durationMs: s.w6DurationMs });
     return { run, cpu: meter(), extra };
   }
-  // The warm-up runs in the same loop, so the window opens on a full pipeline; server CPU and the
-  // counters are read over the window alone, as the operations are.
+  // The warm-up runs in the same loop, so the window opens on a full pipeline; the counters (and an
+  // in-process peer's CPU) are read over the window alone, as the operations are.
   let meter: (() => number | undefined) | undefined;
   let cpu: number | undefined;
   let counted: Extra = {};
@@ -70,12 +77,16 @@ export async function warmUpPeer(peer: Peer, s: BenchSettings): Promise<void> {
 export class RoundTotals {
   ops = 0;
   units = 0;
+  /** Every operation completed, warm-ups and window ends included (what the whole case's CPU paid for). */
+  completed = 0;
   errors = 0;
   firstError?: string;
   elapsedMs = 0;
   rounds = 0;
-  /** undefined once any round's server CPU was unreadable. */
+  /** The windows' CPU, summed; undefined once any round's was unreadable. See {@link chargeWholeCase}. */
   cpuSeconds: number | undefined = 0;
+  /** The operations {@link cpuSeconds} is divided by. */
+  private cpuOps: 'window' | 'completed' = 'window';
   readonly extra: Extra = {};
   readonly histogram: LatencyHistogram = newLatencyHistogram();
 
@@ -83,6 +94,7 @@ export class RoundTotals {
     this.rounds++;
     this.ops += run.ops;
     this.units += run.units;
+    this.completed += run.completed;
     this.errors += run.errors;
     this.firstError ??= run.firstError;
     this.elapsedMs += run.elapsedMs;
@@ -91,16 +103,23 @@ export class RoundTotals {
     this.histogram.add(run.histogram);
   }
 
+  /** Charges the servers' CPU over the whole case instead of the windows', per completed operation. */
+  chargeWholeCase(cpuSeconds: number | undefined): void {
+    this.cpuSeconds = cpuSeconds;
+    this.cpuOps = 'completed';
+  }
+
   measurement(): PeerMeasurement {
     const secs = this.elapsedMs / 1000;
     const cpuSeconds = this.cpuSeconds === undefined ? null : round(this.cpuSeconds, 3);
+    const cpuOps = this.cpuOps === 'completed' ? this.completed : this.ops;
     return {
       ops: this.ops,
       opsPerSec: round(this.ops / secs, 1),
       unitsPerSec: round(this.units / secs, 1),
       latency: summarize(this.histogram),
       cpuSeconds,
-      cpuPerOp: cpuSeconds === null || this.ops === 0 ? null : cpuSeconds / this.ops,
+      cpuPerOp: this.cpuSeconds === undefined || cpuOps === 0 ? null : this.cpuSeconds / cpuOps,
       errors: this.errors,
       ...(this.firstError ? { firstError: this.firstError } : {}),
       ...(Object.keys(this.extra).length ? { extra: { ...this.extra } } : {}),
@@ -121,6 +140,9 @@ export interface Contender {
 export async function measureCaseInRounds(contenders: readonly Contender[], spec: CaseSpec, s: BenchSettings, rounds: number): Promise<Map<string, PeerMeasurement | Error>> {
   const totals = new Map(contenders.map((c) => [c.name, new RoundTotals()]));
   const failed = new Map<string, Error>();
+  // Start from idle servers: a dataset just loaded or the previous case may still be compacting.
+  for (const c of contenders) await waitUntilIdle(c.peer.cpu, s.settleMs);
+  const caseMeters = new Map(contenders.filter((c) => c.peer.cpu.kind === 'pids').map((c) => [c.name, startCpuMeter(c.peer.cpu)]));
   for (let r = 0; r < rounds; r++) {
     const rs = roundSettings(s, rounds, r);
     for (let i = 0; i < contenders.length; i++) {
@@ -132,8 +154,10 @@ export async function measureCaseInRounds(contenders: readonly Contender[], spec
       } catch (err) {
         failed.set(name, err instanceof Error ? err : new Error(String(err)));
       }
+      await waitUntilIdle(peer.cpu, s.settleMs);
     }
   }
+  for (const [name, meter] of caseMeters) totals.get(name)!.chargeWholeCase(meter());
   return new Map(contenders.map((c) => [c.name, failed.get(c.name) ?? totals.get(c.name)!.measurement()]));
 }
 

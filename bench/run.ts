@@ -26,11 +26,13 @@ import { BenchSettings, CASES, CaseSpec } from './workloads';
 export const QUICK: BenchSettings = {
   measureMs: 1_500, warmupMs: 300, peerWarmupMs: 1_000, maxOps: 1_000_000, pointKeys: 100_000, rmwKeys: 10_000,
   scanFamilies: 8, scanFamilySize: 1_000, w6Rate: 2_000, w6DurationMs: 3_000, valueBytes: 100, rounds: 2,
+  settleMs: 1_000,
 };
 
 /** Full mode: longer phases (W6 for the 30 s issue 5 asks) and more scan families. */
 export const FULL: BenchSettings = {
   ...QUICK, measureMs: 10_000, warmupMs: 1_000, peerWarmupMs: 3_000, maxOps: 20_000_000, scanFamilies: 50, w6DurationMs: 30_000, rounds: 5,
+  settleMs: 5_000,
 };
 
 interface Args {

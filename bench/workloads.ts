@@ -27,6 +27,8 @@ export interface BenchSettings {
   valueBytes: number;
   /** The measured time of a case is split into this many rounds, in which the peers take turns. */
   rounds: number;
+  /** After each peer's round, the longest wait for its servers to go idle (see core/cpu.ts waitUntilIdle). */
+  settleMs: number;
 }
 
 /** Data a case needs loaded first (once per server). */

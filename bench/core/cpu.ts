@@ -53,3 +53,26 @@ export function startCpuMeter(source: CpuSource): () => number | undefined {
     return before === undefined || after === undefined ? undefined : after - before;
   };
 }
+
+/** A sample of at most one clock tick (10 ms of CPU in 200 ms, 5% of a core) reads as idle. */
+const IDLE_SAMPLE_MS = 200;
+const IDLE_TICKS = 1;
+
+/**
+ * Waits until the processes of `source` are idle (one sample of {@link IDLE_SAMPLE_MS} with at most
+ * one clock tick of CPU) or `maxMs` pass; resolves true when they went idle. A server's deferred work
+ * (LevelDB compactions, etcd's backend commits) then neither lands in the next peer's round nor goes
+ * uncharged. In-process sources are not waited for (they hold the benchmark itself).
+ */
+export async function waitUntilIdle(source: CpuSource, maxMs: number): Promise<boolean> {
+  if (source.kind === 'self') return true;
+  const deadline = Date.now() + maxMs;
+  for (;;) {
+    const meter = startCpuMeter(source);
+    await new Promise((resolve) => setTimeout(resolve, IDLE_SAMPLE_MS));
+    const used = meter();
+    if (used === undefined) return false;
+    if (used * CLOCK_TICKS <= IDLE_TICKS + 1e-9) return true;
+    if (Date.now() >= deadline) return false;
+  }
+}

@@ -12,9 +12,12 @@ export interface PeerMeasurement {
   /** Units per second: entries for W4/W5, successful RMWs for W3, otherwise = opsPerSec. */
   unitsPerSec: number;
   latency: LatencySummary;
-  /** Server CPU-seconds in the measured phase (null when /proc was unreadable). */
+  /**
+   * Server CPU-seconds over the whole case, deferred work included (bench/measure.ts); for the
+   * in-process raw LevelDB, the benchmark process over its windows. Null when /proc was unreadable.
+   */
   cpuSeconds: number | null;
-  /** Server CPU-seconds per operation. */
+  /** Server CPU-seconds per operation completed in the case (warm-ups included). */
   cpuPerOp: number | null;
   errors: number;
   firstError?: string;

@@ -28,8 +28,14 @@ export interface ClosedLoopOptions {
 
 /** What a run measured. */
 export interface RunResult {
+  /** Operations completed in the measured window (a closed loop) or at all (a fixed rate). */
   ops: number;
   units: number;
+  /**
+   * Every operation completed, those of the warm-up and the ones in flight when the window closed
+   * included: the work a server's CPU over the whole run paid for.
+   */
+  completed: number;
   errors: number;
   firstError?: string;
   elapsedMs: number;
@@ -39,6 +45,7 @@ export interface RunResult {
 class RunState {
   ops = 0;
   units = 0;
+  completed = 0;
   errors = 0;
   firstError?: string;
   measuring = false;
@@ -77,6 +84,7 @@ async function caller(index: number, op: Operation, state: RunState, opts: Close
     const t0 = performance.now();
     try {
       const units = await op(index, rand);
+      state.completed++;
       // An operation counts when it completes within the window, wherever it started: the callers are
       // busy from the window's first moment to its last, so completions over the window's length is the
       // steady rate. (Counting those that start in it, and waiting for the last of them, stretched the
@@ -105,8 +113,8 @@ export async function runClosedLoop(op: Operation, opts: ClosedLoopOptions): Pro
   await Promise.all(callers);
   clearTimeout(timer);
   const elapsedMs = state.end === undefined ? 0 : state.end - state.start;
-  const { ops, units, errors, firstError, histogram } = state;
-  return { ops, units, errors, firstError, elapsedMs, histogram };
+  const { ops, units, completed, errors, firstError, histogram } = state;
+  return { ops, units, completed, errors, firstError, elapsedMs, histogram };
 }
 
 /** Bounds and shape of a fixed-rate run. */
@@ -142,6 +150,7 @@ export async function runFixedRate(op: Operation, opts: FixedRateOptions): Promi
         (units) => {
           recordMs(state.histogram, performance.now() - intended);
           state.ops++;
+          state.completed++;
           state.units += units;
         },
         (err) => state.fail(err, opts.maxErrors ?? 100),
@@ -155,6 +164,6 @@ export async function runFixedRate(op: Operation, opts: FixedRateOptions): Promi
   await Promise.race([Promise.all(inflight), new Promise((r) => setTimeout(r, 30_000))]);
   state.errors += inflight.size;
   const elapsedMs = performance.now() - start;
-  const { ops, units, errors, firstError, histogram } = state;
-  return { ops, units, errors, firstError, elapsedMs, histogram };
+  const { ops, units, completed, errors, firstError, histogram } = state;
+  return { ops, units, completed, errors, firstError, elapsedMs, histogram };
 }

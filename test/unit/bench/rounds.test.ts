@@ -1,5 +1,8 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { measureCaseInRounds, roundSettings } from '../../../bench/measure';
+import { Peer } from '../../../bench/peers/peer';
 import { RawLevelPeer } from '../../../bench/peers/raw-level-peer';
 import { FULL, QUICK } from '../../../bench/run';
 import { CaseSpec } from '../../../bench/workloads';
@@ -82,6 +85,49 @@ describe('bench rounds', () => {
       expect(bRounds).toBe(2);
     } finally {
       await a.close();
+      await b.close();
+    }
+  });
+
+  it('charges a server the work it defers past its window, and waits for it before the next peer', async () => {
+    // A stand-in server: told "burn" on stdin, it waits 100 ms, then spends 400 ms of CPU, then says
+    // "done". The case's operations themselves cost it nothing, so all its CPU is deferred work,
+    // which ends after the round's window closed (the windows are 150 ms).
+    const script = "process.stdin.on('data', () => setTimeout(() => { const u = process.cpuUsage(); while (process.cpuUsage(u).user < 400_000); process.stdout.write('done\\n'); }, 100));";
+    const server = spawn(process.execPath, ['-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const burnsDone: number[] = [];
+    server.stdout.on('data', () => burnsDone.push(Date.now()));
+    const b = await RawLevelPeer.open();
+    try {
+      const a = { name: 'etcd-grpc', cpu: { kind: 'pids', pids: () => [server.pid!] } } as unknown as Peer;
+      const roundStarts: { peer: string; at: number }[] = [];
+      const spec: CaseSpec = {
+        id: 'T', workload: 'T', title: 'deferred work', unit: 'ops', shape: { kind: 'closed', concurrency: 2 },
+        operation(peer) {
+          roundStarts.push({ peer: peer === b ? 'b' : 'a', at: Date.now() });
+          if (peer === a) server.stdin.write('burn\n');
+          return async () => {
+            await new Promise((resolve) => setTimeout(resolve, 2));
+            return 1;
+          };
+        },
+      };
+      const s = { ...QUICK, measureMs: 300, warmupMs: 0, settleMs: 5_000 };
+      const result = await measureCaseInRounds([{ name: 'a', peer: a }, { name: 'b', peer: b }], spec, s, 2);
+      const m = result.get('a');
+      if (!m || m instanceof Error) throw new Error(`no measurement: ${String(m)}`);
+      // Two burns of 400 ms, both after their windows: charged (a window-only meter read ~0).
+      expect(m.cpuSeconds).toBeGreaterThanOrEqual(0.7);
+      // Divided by every operation completed, those after the windows' ends too: at most per window op.
+      expect(m.cpuPerOp).toBeGreaterThan(0);
+      expect(m.cpuPerOp!).toBeLessThanOrEqual(m.cpuSeconds! / m.ops);
+      // b's round (the next after a's first) began only once a's first burn was over.
+      expect(burnsDone.length).toBe(2);
+      const bAfterA = roundStarts.find((r, i) => r.peer === 'b' && roundStarts[i - 1]?.peer === 'a');
+      expect(bAfterA!.at).toBeGreaterThanOrEqual(burnsDone[0]);
+    } finally {
+      server.kill();
+      await once(server, 'exit');
       await b.close();
     }
   });
