@@ -7,8 +7,9 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { ErrorCodes } from '../error-codes';
 import { UsageError } from './flags';
+import { guardHandlers, OnRefused } from './guard';
 import { Logger, rateLimitedWarning } from './log';
-import { bidiStreaming, isBidiStreaming, KvtFault, toServiceError } from './status';
+import { KvtFault } from './status';
 
 /** The metadata key carrying `Bearer <token>`. */
 export const AUTHORIZATION_METADATA = 'authorization';
@@ -99,30 +100,9 @@ export function withAuth(
     data: tokens.dataToken === undefined ? undefined : digest(tokens.dataToken),
     admin: tokens.adminToken === undefined ? undefined : digest(tokens.adminToken),
   };
-  const rejected = log ? rateLimitedWarning(log, 'call rejected', 'code') : undefined;
-  const out: grpc.UntypedServiceImplementation = {};
-  for (const [method, handler] of Object.entries(handlers)) {
-    const admin = adminMethods.has(method);
-    if (isBidiStreaming(handler)) {
-      // Checked once, when the stream opens: every message of it runs with that token.
-      const streamHandler = handler as grpc.handleBidiStreamingCall<unknown, unknown>;
-      out[method] = bidiStreaming((call: grpc.ServerDuplexStream<unknown, unknown>) => {
-        const fault = verdict(method, call.metadata, expected, admin);
-        if (!fault) return streamHandler(call);
-        rejected?.({ method, code: fault.code, peer: call.getPeer() });
-        call.emit('error', toServiceError(fault));
-      }) as grpc.UntypedHandleCall;
-      continue;
-    }
-    const unaryHandler = handler as grpc.handleUnaryCall<unknown, unknown>;
-    out[method] = ((call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
-      const fault = verdict(method, call.metadata, expected, admin);
-      if (!fault) return unaryHandler(call, callback);
-      rejected?.({ method, code: fault.code, peer: call.getPeer() });
-      callback(toServiceError(fault) as grpc.ServiceError);
-    }) as grpc.UntypedHandleCall;
-  }
-  return out;
+  const warn = log ? rateLimitedWarning(log, 'call rejected', 'code') : undefined;
+  const rejected: OnRefused = (method, fault, peer) => warn?.({ method, code: fault.code, peer });
+  return guardHandlers(handlers, (method, metadata) => verdict(method, metadata, expected, adminMethods.has(method)), rejected);
 }
 
 /** A client interceptor adding `authorization: Bearer <token>` to every call. */
