@@ -96,6 +96,41 @@ export class TableNotActiveError extends KvtError {
   }
 }
 
+/** No segment store is known under the id (neither registered nor removed). */
+export class SegmentStoreNotFoundError extends KvtError {
+  override name = 'SegmentStoreNotFoundError';
+  constructor(message: string, context?: KvtErrorContext) {
+    super('SEGMENT_STORE_NOT_FOUND', message, context);
+  }
+}
+
+/** A segment store cannot be removed while the controller hears from it: stop it first, or wait. */
+export class SegmentStoreLiveError extends KvtError {
+  override name = 'SegmentStoreLiveError';
+  constructor(message: string, context?: KvtErrorContext) {
+    super('SEGMENT_STORE_LIVE', message, context);
+  }
+}
+
+/**
+ * The segment store holds the only copy of partitions of ACTIVE tables (the message names them):
+ * removing it loses their data, so the removal needs `force`.
+ */
+export class SegmentStoreHoldsDataError extends KvtError {
+  override name = 'SegmentStoreHoldsDataError';
+  constructor(message: string, context?: KvtErrorContext) {
+    super('SEGMENT_STORE_HOLDS_DATA', message, context);
+  }
+}
+
+/** The segment store was removed from the cluster; it may join again only with a wiped data directory. */
+export class SegmentStoreRemovedError extends KvtError {
+  override name = 'SegmentStoreRemovedError';
+  constructor(message: string, context?: KvtErrorContext) {
+    super('SEGMENT_STORE_REMOVED', message, context);
+  }
+}
+
 /** The object (manager, factory, table) was closed before or during the call. */
 export class ObjectClosedError extends KvtError {
   override name = 'ObjectClosedError';

@@ -3,7 +3,9 @@
  * Pravega's Key-Value Tables (see README.md and DESIGN §2, §7).
  */
 export { KeyValueTableManager, checkPartitionCount } from './key-value-table-manager';
-export type { KeyValueTableConfiguration, KeyValueTableInfo, KeyValueTableManagerOptions, SegmentStoreDescription } from './key-value-table-manager';
+export type {
+  KeyValueTableConfiguration, KeyValueTableInfo, KeyValueTableManagerOptions, ReplacedPartition, SegmentStoreDescription, SegmentStoreRemoval,
+} from './key-value-table-manager';
 export { KeyValueTableFactory } from './key-value-table-factory';
 export type { KeyValueTableConfig } from './key-value-table-factory';
 export { KeyValueTable } from './key-value-table';
@@ -16,7 +18,8 @@ export type { Serializer } from './serializers';
 export {
   KvtError, ConditionalTableUpdateError, BadKeyVersionError, NoSuchKeyError, InvalidArgumentError, ScopeNotFoundError,
   TableNotFoundError, TableNotActiveError, ObjectClosedError, UnavailableError, DocumentConflictError, UnauthenticatedError,
-  PermissionDeniedError, ServiceError,
+  PermissionDeniedError, ServiceError, SegmentStoreNotFoundError, SegmentStoreLiveError, SegmentStoreHoldsDataError,
+  SegmentStoreRemovedError,
 } from './errors';
 export type { KvtErrorContext } from './errors';
 export { defaultClientOptions, defaultKeyValueTableFactoryOptions } from './options';

@@ -7,12 +7,14 @@
 import { MAX_PARTITION_COUNT, MIN_PARTITION_COUNT } from '../proto/limits';
 import type {
   CreateScopeResponse, CreateTableResponse, DeleteScopeResponse, DeleteTableResponse, ListScopesResponse,
-  ListSegmentStoresResponse, ListTablesResponse, TableInfo,
+  ListSegmentStoresResponse, ListTablesResponse, RemoveSegmentStoreResponse, TableInfo, TableName,
+  ReplacedPartition as WireReplacedPartition,
 } from '../proto/messages';
 import { InvalidArgumentError, ObjectClosedError } from './errors';
 import { callUnary, Connections } from './internal/connections';
 import { backoffMs, isTransient, sleep, surelyNotSent } from './internal/retry';
 import { toKvtError } from './internal/status-to-error';
+import { checkBoolean, checkStoreId } from './internal/validation';
 import { checkName } from './key-value-table-factory';
 import { checkClientOptions, ClientOptions, defaultClientOptions, mergeOptions } from './options';
 
@@ -27,6 +29,37 @@ export interface SegmentStoreDescription {
   id: string;
   address: string;
   live: boolean;
+  /** How long ago the controller last heard from it (after a controller restart: at most since the restart). */
+  lastHeartbeatAgeMs: number;
+  /** Segments (partitions of any table) it owns. */
+  segmentCount: number;
+}
+
+/** A partition whose segment was on a removed segment store and now has a new one on a live store. */
+export interface ReplacedPartition {
+  scope: string;
+  /** The table's name. */
+  name: string;
+  partition: number;
+  /** The live store owning the new segment. */
+  storeId: string;
+}
+
+/** What {@link KeyValueTableManager.removeSegmentStore} did. */
+export interface SegmentStoreRemoval {
+  /** false when the store had been removed before: the rest reports that removal. */
+  removed: boolean;
+  id: string;
+  /** The store's last address. */
+  address: string;
+  /** Partitions of ACTIVE tables whose data stayed on the store: they start again empty (`force`). */
+  lostPartitions: ReplacedPartition[];
+  /** Partitions that held no data yet (their table was being created). */
+  placedPartitions: ReplacedPartition[];
+  /** Tables being deleted: their segments on the store count as deleted. */
+  deletingTables: KeyValueTableInfo[];
+  /** Tables the controller is still completing because a store it needs is unreachable; it goes on by itself. */
+  unfinishedTables: KeyValueTableInfo[];
 }
 
 /** A table as listed by {@link KeyValueTableManager.listKeyValueTables}. */
@@ -82,7 +115,36 @@ export class KeyValueTableManager implements AsyncDisposable {
   /** The registered segment stores. */
   async listSegmentStores(): Promise<SegmentStoreDescription[]> {
     const response = await this.call<ListSegmentStoresResponse>('ListSegmentStores', {}, true);
-    return response.stores.map((s) => ({ id: s.storeId, address: s.address, live: s.live }));
+    return response.stores.map((s) => ({
+      id: s.storeId, address: s.address, live: s.live, lastHeartbeatAgeMs: Number(s.lastHeartbeatAgeMs), segmentCount: s.segmentCount,
+    }));
+  }
+
+  /**
+   * Retires a dead segment store for good: its id is refused from then on (the process must start
+   * again from a wiped data directory, as a new store). Partitions of tables being created move to
+   * live stores, its segments of tables being deleted count as deleted, and with `force` partitions
+   * of ACTIVE tables get new, empty segments on live stores: their data on the store is abandoned.
+   * Idempotent: a store removed before resolves `removed: false` with that removal's report.
+   * @throws SegmentStoreLiveError while the controller hears from the store
+   * @throws SegmentStoreHoldsDataError without `force` when it holds partitions of ACTIVE tables (the message names them)
+   * @throws SegmentStoreNotFoundError for an unknown id
+   */
+  async removeSegmentStore(id: string, options: { force?: boolean } = {}): Promise<SegmentStoreRemoval> {
+    checkStoreId(id);
+    checkBoolean('force', options.force);
+    const r = await this.call<RemoveSegmentStoreResponse>('RemoveSegmentStore', { storeId: id, force: options.force === true }, false);
+    const partition = (p: WireReplacedPartition): ReplacedPartition => ({ scope: p.scope, name: p.table, partition: p.partition, storeId: p.newStoreId });
+    const table = (t: TableName): KeyValueTableInfo => ({ scope: t.scope, name: t.table });
+    return {
+      removed: r.removed,
+      id,
+      address: r.address,
+      lostPartitions: r.lostPartitions.map(partition),
+      placedPartitions: r.placedPartitions.map(partition),
+      deletingTables: r.deletingTables.map(table),
+      unfinishedTables: r.unfinishedTables.map(table),
+    };
   }
 
   /**

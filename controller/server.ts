@@ -17,6 +17,7 @@ import { Resumer } from './service/resumer';
 import { SegmentStoreClients } from './service/segment-store-clients';
 import { SegmentWork } from './service/segment-work';
 import { StoreRegistry } from './service/store-registry';
+import { StoreRemoval } from './service/store-removal';
 import { TableOperations } from './service/table-operations';
 
 /** Lifecycle of a {@link ControllerServer}. */
@@ -103,7 +104,8 @@ export class ControllerServer {
     const work = new SegmentWork(meta, registry, clients, this.logger, c.testPauseAfterSegmentMs);
     const ops = (this.parts.ops = new TableOperations(meta, registry, work, c, this.logger));
     const grpcServer = (this.parts.grpcServer = newGrpcServer());
-    const handlers = controllerHandlers({ meta, registry, ops, heartbeatIntervalMs: c.heartbeatIntervalMs, logger: this.logger });
+    const removal = new StoreRemoval(meta, registry, ops, c, this.logger);
+    const handlers = controllerHandlers({ meta, registry, ops, removal, heartbeatIntervalMs: c.heartbeatIntervalMs, logger: this.logger });
     grpcServer.addService(controllerService(), withAuth(handlers, c, CONTROLLER_ADMIN_METHODS, this.logger));
     this.boundPort = await bindGrpcServer(grpcServer, c.host, c.port, serverCredentials(tls));
     const resumer = (this.parts.resumer = new Resumer(meta, ops, c.resumeIntervalMs, this.logger));

@@ -16,6 +16,14 @@ export const ErrorCodes = {
   TABLE_NOT_FOUND: 'TABLE_NOT_FOUND',
   /** The table exists but is not ACTIVE (being created or deleted). */
   TABLE_NOT_ACTIVE: 'TABLE_NOT_ACTIVE',
+  /** No segment store is known under the id (neither registered nor removed). */
+  SEGMENT_STORE_NOT_FOUND: 'SEGMENT_STORE_NOT_FOUND',
+  /** A removal asked for a segment store the controller still hears from. */
+  SEGMENT_STORE_LIVE: 'SEGMENT_STORE_LIVE',
+  /** A removal without force asked for a segment store holding partitions of ACTIVE tables. */
+  SEGMENT_STORE_HOLDS_DATA: 'SEGMENT_STORE_HOLDS_DATA',
+  /** A removed segment store tried to register again: its data directory must be wiped first. */
+  SEGMENT_STORE_REMOVED: 'SEGMENT_STORE_REMOVED',
   /** No live store, a store is stopping, or a deadline passed. */
   UNAVAILABLE: 'UNAVAILABLE',
   UNAUTHENTICATED: 'UNAUTHENTICATED',

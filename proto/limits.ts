@@ -30,6 +30,8 @@ export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 export const MAX_GET_ANSWER_BYTES = 32 * 1024 * 1024;
 /** Names of scopes and tables. */
 export const NAME_PATTERN = /^[A-Za-z0-9.-]{1,250}$/;
+/** Longest segment store id, in characters (stores use a UUID). */
+export const MAX_STORE_ID_LENGTH = 250;
 /** Partition count bounds of a key-value table. */
 export const MIN_PARTITION_COUNT = 1;
 export const MAX_PARTITION_COUNT = 1024;

@@ -141,5 +141,24 @@ export interface SegmentStoreInfo {
   live: boolean;
   lastHeartbeatMs: string;
   segmentCount: number;
+  lastHeartbeatAgeMs: string;
 }
 export interface ListSegmentStoresResponse { stores: SegmentStoreInfo[] }
+export interface RemoveSegmentStoreRequest { storeId: string; force: boolean }
+export interface ReplacedPartition {
+  scope: string;
+  table: string;
+  partition: number;
+  segmentId: string;
+  newSegmentId: string;
+  newStoreId: string;
+}
+export interface TableName { scope: string; table: string }
+export interface RemoveSegmentStoreResponse {
+  removed: boolean;
+  address: string;
+  lostPartitions: ReplacedPartition[];
+  placedPartitions: ReplacedPartition[];
+  deletingTables: TableName[];
+  unfinishedTables: TableName[];
+}

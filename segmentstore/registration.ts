@@ -3,13 +3,15 @@
  * RegisterSegmentStore and Heartbeat. Registration retries with backoff while the controller is
  * unreachable or refuses (never crashing the store); heartbeats run at the interval the controller
  * returns, at registration and again with every heartbeat (a restarted controller may ask for
- * another); a heartbeat answered `known=false`, or failing, sends the store back to registering.
+ * another); a heartbeat answered `known=false`, or failing, sends the store back to registering. A
+ * refusal because the store was removed from the cluster (SEGMENT_STORE_REMOVED) ends it for good:
+ * `onRemoved` is told, and the store must not serve (see SegmentStoreServer).
  */
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { ERROR_CODE_TRAILER } from '../proto/error-codes';
+import { ERROR_CODE_TRAILER, ErrorCodes } from '../proto/error-codes';
 import { GRPC_CHANNEL_OPTIONS, kvtPackage } from '../proto/load';
 import type { HeartbeatRequest, HeartbeatResponse, RegisterSegmentStoreRequest, RegisterSegmentStoreResponse } from '../proto/messages';
 import { withBearerToken } from '../proto/runtime/auth';
@@ -66,6 +68,10 @@ export interface RegistrationOptions {
   credentials?: grpc.ChannelCredentials;
   /** The admin token, sent as `authorization: Bearer <token>` when the controller requires one. */
   token?: string;
+  /** Called each time the controller accepts a registration. */
+  onAccepted?: () => void;
+  /** Called (and registering ends) when the controller refuses the store as removed, with its reason. */
+  onRemoved?: (reason: string) => void;
 }
 
 type Unary<Req, Res> = (req: Req, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: Res) => void) => void;
@@ -134,6 +140,10 @@ export class ControllerRegistration {
         const res = await this.call<RegisterSegmentStoreRequest, RegisterSegmentStoreResponse>('RegisterSegmentStore', { storeId, address });
         intervalMs = res.heartbeatIntervalMs > 0 ? res.heartbeatIntervalMs : 1000;
       } catch (err) {
+        if (kvtCodeOf(err) === ErrorCodes.SEGMENT_STORE_REMOVED) {
+          this.options.onRemoved?.((err as grpc.ServiceError).details);
+          return;
+        }
         // One warning per outage (or per new reason); the retries after it are debug noise.
         const failure = registrationFailure(err);
         if (failure.reason !== warned) log.warn(failure.message, { controller, err, retryInMs: delay });
@@ -144,6 +154,7 @@ export class ControllerRegistration {
         continue;
       }
       this.registrations++;
+      this.options.onAccepted?.();
       warned = undefined;
       delay = min;
       log.info('registered with controller', { controller, storeId, address, heartbeatIntervalMs: intervalMs });
@@ -185,8 +196,13 @@ function registrationFailure(err: unknown): { reason: string; message: string } 
   if (e.code === grpc.status.UNAUTHENTICATED || e.code === grpc.status.PERMISSION_DENIED) {
     return { reason: 'auth', message: 'controller refused the registration (check --admin-token); retrying' };
   }
-  // Only the controller's own answers carry a kvt error code; transport failures do not.
-  const kvtCode = e.metadata?.get(ERROR_CODE_TRAILER)[0];
-  if (kvtCode !== undefined) return { reason: `refused ${String(kvtCode)}`, message: `controller refused the registration: ${e.details ?? String(kvtCode)}; retrying` };
+  const kvtCode = kvtCodeOf(err);
+  if (kvtCode !== undefined) return { reason: `refused ${kvtCode}`, message: `controller refused the registration: ${e.details ?? kvtCode}; retrying` };
   return { reason: 'unreachable', message: 'controller unreachable; retrying registration' };
+}
+
+/** The kvt error code of the controller's answer; undefined for a transport failure (only the controller's own answers carry one). */
+function kvtCodeOf(err: unknown): string | undefined {
+  const code = (err as Partial<grpc.ServiceError>).metadata?.get(ERROR_CODE_TRAILER)[0];
+  return code === undefined ? undefined : String(code);
 }

@@ -3,14 +3,23 @@
  * Lifecycle `created → starting → running → stopping → stopped | failed`; start opens the engine,
  * binds, then registers; stop() (idempotent) runs in reverse: stop registering, stop accepting
  * calls and let in-flight ones finish, finish the flush in progress, close LevelDB.
+ *
+ * With a controller, the store serves calls only once the controller has accepted this process's
+ * registration, and never after it refused the store as removed from the cluster: a removed store
+ * restarted on its old data directory must not serve the segments it kept to clients whose routing
+ * still names them (their writes would be acknowledged and lost). Calls meanwhile get UNAVAILABLE
+ * without running, which clients retry. Once accepted, the store serves through controller outages.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type * as grpc from '@grpc/grpc-js';
 import { joinHostPort } from '../proto/runtime/address';
+import { ErrorCodes } from '../proto/error-codes';
 import { withAuth } from '../proto/runtime/auth';
+import { guardHandlers } from '../proto/runtime/guard';
 import { jsonLogger, Logger } from '../proto/runtime/log';
-import { FatalSignal } from '../proto/runtime/main';
+import { FatalSignal, PermanentFailure } from '../proto/runtime/main';
+import { KvtFault } from '../proto/runtime/status';
 import { bindGrpcServer, newGrpcServer, shutdownGrpcServer } from '../proto/runtime/grpc-server';
 import { outgoingCredentials, readTlsFiles, serverCredentials, TlsMaterial } from '../proto/runtime/tls';
 import { defaultSegmentStoreConfig, SegmentStoreConfig } from './config';
@@ -49,6 +58,8 @@ export class SegmentStoreServer {
   private engineRef: SegmentEngine | undefined;
   private streams: ExecuteStreams | undefined;
   private stopping: Promise<void> | undefined;
+  /** Whether calls are served (see the file's comment); a store without a controller serves at once. */
+  private serving: 'waiting' | 'serving' | 'removed';
   /** The bound port. */
   port = 0;
   /** The stable store id (from `<dataDir>/STORE_ID`). */
@@ -58,12 +69,14 @@ export class SegmentStoreServer {
 
   private constructor(readonly config: SegmentStoreConfig, private readonly options: SegmentStoreServerOptions) {
     this.log = options.log ?? jsonLogger('segmentstore', config.logLevel);
+    this.serving = config.controller ? 'waiting' : 'serving';
   }
 
   /**
-   * Resolves with the error when a storage write fails (see SegmentEngineOptions.onStorageFailure);
-   * never resolves otherwise. The store then answers every call UNAVAILABLE: the process should stop
-   * and be restarted, which `kvt segmentstore` does by exiting 1.
+   * Resolves with the error when a storage write fails (see SegmentEngineOptions.onStorageFailure), or
+   * with a PermanentFailure when the controller refuses the store as removed; never resolves otherwise.
+   * The store then answers every call UNAVAILABLE: the process should stop (and, after a storage
+   * failure, be restarted), which `kvt segmentstore` does by exiting 1.
    */
   get fatal(): Promise<Error> {
     return this.fatalSignal.promise;
@@ -103,7 +116,8 @@ export class SegmentStoreServer {
       this.grpcServer = newGrpcServer();
       this.streams = executeStreams(this.engineRef!, this.log);
       const handlers = segmentStoreHandlers(this.engineRef!, this.log, this.streams);
-      this.grpcServer.addService(segmentStoreDefinition(), withAuth(handlers, this.config, SEGMENT_STORE_ADMIN_METHODS, this.log));
+      const gated = this.config.controller ? guardHandlers(handlers, () => this.refusal()) : handlers;
+      this.grpcServer.addService(segmentStoreDefinition(), withAuth(gated, this.config, SEGMENT_STORE_ADMIN_METHODS, this.log));
       this.port = await bindGrpcServer(this.grpcServer, this.config.host, this.config.port, serverCredentials(tls));
       this.stateName = 'running';
       this.log.info('segment store started', { port: this.port, storeId: this.storeId, address: this.address, dataDir: this.config.dataDir });
@@ -126,8 +140,29 @@ export class SegmentStoreServer {
       retryMaxMs: this.config.registerRetryMaxMs,
       credentials: outgoingCredentials(tls),
       token: this.config.adminToken,
+      onAccepted: () => {
+        if (this.serving === 'waiting') this.serving = 'serving';
+      },
+      onRemoved: (reason) => this.onRemoved(reason),
     });
     this.registration.start();
+  }
+
+  /** Why a call is not served now, if it is not (see the file's comment). */
+  private refusal(): KvtFault | undefined {
+    if (this.serving === 'serving') return undefined;
+    return new KvtFault(ErrorCodes.UNAVAILABLE, this.serving === 'removed'
+      ? `segment store ${this.storeId} was removed from the cluster; the request was not run`
+      : `segment store ${this.storeId} does not serve until the controller accepts its registration; the request was not run`);
+  }
+
+  /** The controller refused this store as removed: stop serving for good, and fail (the process exits 1). */
+  private onRemoved(reason: string): void {
+    this.serving = 'removed';
+    void this.streams?.close();
+    const dataDir = path.resolve(this.config.dataDir);
+    this.log.error('controller refused the registration: this store was removed from the cluster; wipe its data directory', { reason, dataDir });
+    this.fatalSignal.raise(new PermanentFailure(`controller refused the registration: ${reason} (data directory ${dataDir})`));
   }
 
   private async openEngine(): Promise<void> {

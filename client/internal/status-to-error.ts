@@ -8,8 +8,8 @@ import { ERROR_CODE_TRAILER, ERROR_INDEX_TRAILER } from '../../proto/error-codes
 import type { WireError } from '../../proto/messages';
 import {
   BadKeyVersionError, InvalidArgumentError, KvtError, KvtErrorContext, NoSuchKeyError, ObjectClosedError,
-  PermissionDeniedError, ScopeNotFoundError, ServiceError, TableNotActiveError, TableNotFoundError,
-  UnauthenticatedError, UnavailableError,
+  PermissionDeniedError, ScopeNotFoundError, SegmentStoreHoldsDataError, SegmentStoreLiveError, SegmentStoreNotFoundError,
+  SegmentStoreRemovedError, ServiceError, TableNotActiveError, TableNotFoundError, UnauthenticatedError, UnavailableError,
 } from '../errors';
 
 /** What the caller knows about the failed request, to name in the error. */
@@ -31,6 +31,10 @@ const BY_CODE: Record<string, Build> = {
   SCOPE_NOT_FOUND: (m, c) => new ScopeNotFoundError(m, c),
   TABLE_NOT_FOUND: (m, c) => new TableNotFoundError(m, c),
   TABLE_NOT_ACTIVE: (m, c) => new TableNotActiveError(m, c),
+  SEGMENT_STORE_NOT_FOUND: (m, c) => new SegmentStoreNotFoundError(m, c),
+  SEGMENT_STORE_LIVE: (m, c) => new SegmentStoreLiveError(m, c),
+  SEGMENT_STORE_HOLDS_DATA: (m, c) => new SegmentStoreHoldsDataError(m, c),
+  SEGMENT_STORE_REMOVED: (m, c) => new SegmentStoreRemovedError(m, c),
   UNAVAILABLE: (m, c) => new UnavailableError(m, c),
   UNAUTHENTICATED: (m, c) => new UnauthenticatedError(m, c),
   PERMISSION_DENIED: (m, c) => new PermissionDeniedError(m, c),

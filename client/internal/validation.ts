@@ -4,7 +4,7 @@
  * maximum is 2048"). The segment store checks the same limits again.
  */
 import {
-  MAX_BATCH_BYTES, MAX_BATCH_ITEMS, MAX_ITERATOR_PAGE_ITEMS, MAX_KEY_FAMILY_LENGTH, MAX_KEY_LENGTH, MAX_VALUE_LENGTH,
+  MAX_BATCH_BYTES, MAX_BATCH_ITEMS, MAX_ITERATOR_PAGE_ITEMS, MAX_KEY_FAMILY_LENGTH, MAX_KEY_LENGTH, MAX_STORE_ID_LENGTH, MAX_VALUE_LENGTH,
 } from '../../proto/limits';
 import { InvalidArgumentError } from '../errors';
 import { Version } from '../version';
@@ -24,6 +24,13 @@ export function refuse(field: string, value: unknown, rule: string): never {
 /** Checks an optional boolean option (undefined = its default). */
 export function checkBoolean(field: string, value: unknown): void {
   if (value !== undefined && typeof value !== 'boolean') refuse(field, value, 'true or false');
+}
+
+/** Checks a segment store id (1–250 characters) and returns it. */
+export function checkStoreId(id: unknown): string {
+  if (typeof id !== 'string' || id.length === 0) refuse('store id', id, `1 to ${MAX_STORE_ID_LENGTH} characters`);
+  if (id.length > MAX_STORE_ID_LENGTH) throw new InvalidArgumentError(`store id is ${id.length} characters; the maximum is ${MAX_STORE_ID_LENGTH}`);
+  return id;
 }
 
 /** Checks a key family (null = none) and returns its UTF-8 length. */

@@ -1,6 +1,6 @@
 /**
  * The controller's metadata in its own LevelDB (classic-level): scopes, tables with their placement,
- * segment stores, the segment-id counter and the routing generation.
+ * segment stores (and the ones removed for good), the segment-id counter and the routing generation.
  *
  * The whole model is loaded into memory at open and the in-memory copy is authoritative for reads
  * (this process holds the LevelDB lock, so nothing else writes). Every change is validated against
@@ -16,13 +16,16 @@ import * as fs from 'node:fs';
 import { ClassicLevel } from 'classic-level';
 import { ErrorCodes } from '../../proto/error-codes';
 import { errorMessage, KvtFault } from '../../proto/runtime/status';
-import { PartitionRecord, ScopeRecord, StoreRecord, TableRecord, tableKey } from './records';
+import {
+  partitionKey, PartitionRecord, RemovedStoreRecord, ReplacedPartitionRecord, ScopeRecord, StoreRecord, TableRecord, tableKey,
+} from './records';
 import { KeyedMutex } from './keyed-mutex';
 import { assertTransition, REMOVED, TableState } from './table-state';
 
 const SCOPE = 's:';
 const TABLE = 't:';
 const STORE = 'n:';
+const REMOVED_STORE = 'r:';
 const NEXT_SEGMENT_ID = 'm:next-segment-id';
 const GENERATION = 'm:generation';
 
@@ -42,6 +45,19 @@ export type CreateTableOutcome =
   | { kind: 'exists'; table: TableRecord }
   | { kind: 'no-scope' };
 
+/** What {@link MetadataStore.removeStore} writes, as decided from the tables it read. */
+export interface StoreRemovalPlan {
+  storeId: string;
+  nowMs: number;
+  /** Every table with a partition on the store, as {@link MetadataStore.tablesOnStore} gave them to the plan. */
+  basis: readonly TableRecord[];
+  /** The live store taking each partition on the store of a CREATING or ACTIVE table, keyed by {@link partitionKey}. */
+  newOwners: ReadonlyMap<string, string>;
+}
+
+/** Outcome of {@link MetadataStore.removeStore}: `stale` when a table of the basis changed meanwhile (nothing written). */
+export type StoreRemovalOutcome = { kind: 'removed'; record: RemovedStoreRecord } | { kind: 'stale' };
+
 /** Outcome of {@link MetadataStore.deleteScope}. */
 export type DeleteScopeOutcome = 'deleted' | 'missing' | 'not-empty';
 
@@ -57,6 +73,7 @@ export class MetadataStore {
   private readonly scopes = new Map<string, ScopeRecord>();
   private readonly tables = new Map<string, TableRecord>();
   private readonly stores = new Map<string, StoreRecord>();
+  private readonly removedStores = new Map<string, RemovedStoreRecord>();
   private nextSegmentId = 1n;
   private generationValue = 0n;
   private readonly writes = new KeyedMutex();
@@ -99,6 +116,7 @@ export class MetadataStore {
       if (key.startsWith(SCOPE)) this.scopes.set(key.slice(SCOPE.length), value as ScopeRecord);
       else if (key.startsWith(TABLE)) this.tables.set(key.slice(TABLE.length), value as TableRecord);
       else if (key.startsWith(STORE)) this.stores.set(key.slice(STORE.length), value as StoreRecord);
+      else if (key.startsWith(REMOVED_STORE)) this.removedStores.set(key.slice(REMOVED_STORE.length), value as RemovedStoreRecord);
       else if (key === NEXT_SEGMENT_ID) this.nextSegmentId = BigInt(value as string);
       else if (key === GENERATION) this.generationValue = BigInt(value as string);
     }
@@ -132,13 +150,30 @@ export class MetadataStore {
     return [...this.tables.values()].filter((t) => t.scope === scope).sort((a, b) => compareNames(a.table, b.table));
   }
 
-  /** Tables left CREATING or DELETING: the resumer's work list. */
+  /** Tables left CREATING or DELETING, or with replacement segments not yet in use: the resumer's work list. */
   unfinishedTables(): TableRecord[] {
-    return [...this.tables.values()].filter((t) => t.state !== 'ACTIVE');
+    return [...this.tables.values()].filter(isUnfinished);
+  }
+
+  /** The tables (any state) with a partition owned by `storeId`, sorted by `scope/table`. */
+  tablesOnStore(storeId: string): TableRecord[] {
+    return [...this.tables.values()]
+      .filter((t) => t.partitions.some((p) => p.storeId === storeId))
+      .sort((a, b) => compareNames(tableKey(a.scope, a.table), tableKey(b.scope, b.table)));
   }
 
   getStore(storeId: string): StoreRecord | undefined {
     return this.stores.get(storeId);
+  }
+
+  /** The record of a store removed for good, if `storeId` is one. */
+  getRemovedStore(storeId: string): RemovedStoreRecord | undefined {
+    return this.removedStores.get(storeId);
+  }
+
+  /** The address of a registered store, or the last one of a removed store; '' for an unknown id. */
+  storeAddress(storeId: string): string {
+    return this.stores.get(storeId)?.address ?? this.removedStores.get(storeId)?.address ?? '';
   }
 
   /** Every known store, sorted by id. */
@@ -194,6 +229,9 @@ export class MetadataStore {
       const key = tableKey(spec.scope, spec.table);
       const existing = this.tables.get(key);
       if (existing) return { kind: 'exists', table: existing } as const;
+      const gone = spec.owners.find((id) => this.removedStores.has(id));
+      // The placement was made before a removal of that store was written.
+      if (gone !== undefined) throw new KvtFault(ErrorCodes.UNAVAILABLE, `segment store ${gone} was removed meanwhile; table ${key} was not created: try again`);
       let next = this.nextSegmentId;
       const partitions: PartitionRecord[] = spec.owners.map((storeId, index) => ({ index, segmentId: (next++).toString(), storeId }));
       const record: TableRecord = {
@@ -254,24 +292,87 @@ export class MetadataStore {
       const current = this.stores.get(storeId);
       if (current && current.address === address) return { created: false, addressChanged: false };
       const record: StoreRecord = { storeId, address, lastHeartbeatMs: nowMs };
-      const generation = this.generationValue + 1n;
-      await this.commit([
-        { type: 'put', key: STORE + storeId, value: record },
-        { type: 'put', key: GENERATION, value: generation.toString() },
-      ]);
+      await this.commitWithNewGeneration([{ type: 'put', key: STORE + storeId, value: record }]);
       this.stores.set(storeId, record);
-      this.generationValue = generation;
       return { created: current === undefined, addressChanged: current !== undefined };
+    });
+  }
+
+  /**
+   * Removes a store for good, in one batch: its record goes, a {@link RemovedStoreRecord} is kept, the
+   * partitions it owns of CREATING tables move to `plan.newOwners` with fresh segments, those of ACTIVE
+   * tables get fresh segments there marked `replaces` (routing moves when they exist, see
+   * {@link finishReplacements}), and its segments of DELETING tables stay as they are (they count as
+   * deleted). Writes nothing and resolves `stale` when the store's tables are no longer `plan.basis`.
+   * @throws Error when the store is not registered, or `plan.newOwners` misses a partition (bugs)
+   */
+  removeStore(plan: StoreRemovalPlan): Promise<StoreRemovalOutcome> {
+    return this.write(async () => {
+      const store = this.stores.get(plan.storeId);
+      if (!store) throw new Error(`segment store ${plan.storeId} is not registered`);
+      const current = this.tablesOnStore(plan.storeId);
+      if (current.length !== plan.basis.length || current.some((t, i) => t !== plan.basis[i])) return { kind: 'stale' } as const;
+      const record: RemovedStoreRecord = { storeId: plan.storeId, address: store.address, removedAtMs: plan.nowMs, lost: [], placed: [], deleting: [] };
+      let next = this.nextSegmentId;
+      const moved: TableRecord[] = [];
+      for (const t of plan.basis) {
+        if (t.state === 'DELETING') {
+          record.deleting.push({ scope: t.scope, table: t.table });
+          continue;
+        }
+        const partitions = t.partitions.map((p): PartitionRecord => {
+          if (p.storeId !== plan.storeId) return p;
+          const newStoreId = plan.newOwners.get(partitionKey(t.scope, t.table, p.index));
+          if (newStoreId === undefined) throw new Error(`the removal of ${plan.storeId} has no new store for ${partitionKey(t.scope, t.table, p.index)}`);
+          const replacement: ReplacedPartitionRecord = {
+            scope: t.scope, table: t.table, index: p.index, segmentId: p.segmentId, newSegmentId: (next++).toString(), newStoreId,
+          };
+          const partition = { index: p.index, segmentId: replacement.newSegmentId, storeId: newStoreId };
+          if (t.state === 'CREATING') {
+            record.placed.push(replacement);
+            return partition;
+          }
+          // A replacement not yet in use held no data; the segment clients know stays in routing meanwhile.
+          (p.replaces ? record.placed : record.lost).push(replacement);
+          return { ...partition, replaces: p.replaces ?? { segmentId: p.segmentId, storeId: p.storeId } };
+        });
+        moved.push({ ...t, partitions });
+      }
+      await this.commit([
+        { type: 'put', key: REMOVED_STORE + plan.storeId, value: record },
+        { type: 'del', key: STORE + plan.storeId },
+        ...moved.map((t): BatchOp => ({ type: 'put', key: TABLE + tableKey(t.scope, t.table), value: t })),
+        { type: 'put', key: NEXT_SEGMENT_ID, value: next.toString() },
+      ]);
+      this.removedStores.set(plan.storeId, record);
+      this.stores.delete(plan.storeId);
+      for (const t of moved) this.tables.set(tableKey(t.scope, t.table), t);
+      this.nextSegmentId = next;
+      return { kind: 'removed', record } as const;
+    });
+  }
+
+  /**
+   * Puts the replacement segments of an ACTIVE table into use (their segments exist): clears
+   * `replaces` and bumps the routing generation in one batch, so clients refresh onto them.
+   * @throws Error when `record` is no longer the table's current record (the caller holds its lock)
+   */
+  finishReplacements(record: TableRecord): Promise<TableRecord> {
+    return this.write(async () => {
+      const key = tableKey(record.scope, record.table);
+      if (this.tables.get(key) !== record) throw new Error(`table ${key} changed while its replacement segments were created`);
+      const updated: TableRecord = { ...record, partitions: record.partitions.map(({ index, segmentId, storeId }) => ({ index, segmentId, storeId })) };
+      await this.commitWithNewGeneration([{ type: 'put', key: TABLE + key, value: updated }]);
+      this.tables.set(key, updated);
+      return updated;
     });
   }
 
   /** Increments the routing generation (a store's liveness changed, or the controller restarted). */
   bumpGeneration(): Promise<string> {
     return this.write(async () => {
-      const generation = this.generationValue + 1n;
-      await this.commit([{ type: 'put', key: GENERATION, value: generation.toString() }]);
-      this.generationValue = generation;
-      return generation.toString();
+      await this.commitWithNewGeneration([]);
+      return this.generation;
     });
   }
 
@@ -288,6 +389,13 @@ export class MetadataStore {
     throw new KvtFault(ErrorCodes.UNAVAILABLE, `controller metadata storage failed (${errorMessage(this.failed.err)}); restart the controller to recover`);
   }
 
+  /** Writes `ops` with the routing generation incremented (inside {@link write}). */
+  private async commitWithNewGeneration(ops: BatchOp[]): Promise<void> {
+    const generation = this.generationValue + 1n;
+    await this.commit([...ops, { type: 'put', key: GENERATION, value: generation.toString() }]);
+    this.generationValue = generation;
+  }
+
   /** Writes `ops` (inside {@link write}, which refused the work if the store had failed). */
   private async commit(ops: BatchOp[]): Promise<void> {
     try {
@@ -300,6 +408,11 @@ export class MetadataStore {
       throw err;
     }
   }
+}
+
+/** CREATING, DELETING, or ACTIVE with replacement segments not yet in use. */
+export function isUnfinished(t: TableRecord): boolean {
+  return t.state !== 'ACTIVE' || t.partitions.some((p) => p.replaces !== undefined);
 }
 
 /** Names are ASCII ([A-Za-z0-9.-]), so code-unit order is byte order. */

@@ -10,6 +10,7 @@ import type { Logger } from '../../proto/runtime/log';
 import type { MetadataStore } from '../metadata/metadata-store';
 import { hashRange, TableRecord, tableKey } from '../metadata/records';
 import type { StoreRegistry } from './store-registry';
+import type { StoreRemoval } from './store-removal';
 import type { TableOperations } from './table-operations';
 import {
   decodeContinuationToken,
@@ -17,6 +18,7 @@ import {
   encodeContinuationToken,
   validateName,
   validatePartitionCount,
+  validateStoreId,
   validateStoreIdentity,
 } from './validation';
 
@@ -25,6 +27,7 @@ export interface ControllerServiceDeps {
   meta: MetadataStore;
   registry: StoreRegistry;
   ops: TableOperations;
+  removal: StoreRemoval;
   heartbeatIntervalMs: number;
   logger: Logger;
   /** @default Date.now */
@@ -36,7 +39,7 @@ export interface ControllerServiceDeps {
  * and the segment stores' own registration and heartbeats. The rest accept the data token too.
  */
 export const CONTROLLER_ADMIN_METHODS: ReadonlySet<string> = new Set([
-  'CreateScope', 'DeleteScope', 'CreateTable', 'UpdateTable', 'DeleteTable', 'RegisterSegmentStore', 'Heartbeat',
+  'CreateScope', 'DeleteScope', 'CreateTable', 'UpdateTable', 'DeleteTable', 'RegisterSegmentStore', 'Heartbeat', 'RemoveSegmentStore',
 ]);
 
 /** The handler map for `server.addService(controllerService(), …)`. */
@@ -57,6 +60,7 @@ export function controllerHandlers(deps: ControllerServiceDeps): grpc.UntypedSer
     RegisterSegmentStore: wrap(h.registerSegmentStore),
     Heartbeat: wrap(h.heartbeat),
     ListSegmentStores: wrap(h.listSegmentStores),
+    RemoveSegmentStore: wrap(h.removeSegmentStore),
   };
 }
 
@@ -142,16 +146,17 @@ class Handlers {
       partitionCount: n,
       generation: this.d.meta.generation,
       partitions: record.partitions.map((p) => {
-        const store = this.d.meta.getStore(p.storeId);
+        // A replacement segment is routed to only once it exists; until then the old one (on a removed store).
+        const { segmentId, storeId } = p.replaces ?? p;
         const range = hashRange(p.index, n);
         return {
           index: p.index,
           hashLow: range.low,
           hashHigh: range.high,
-          segmentId: p.segmentId,
-          storeId: p.storeId,
-          storeAddress: store?.address ?? '',
-          storeLive: this.d.registry.isLive(p.storeId),
+          segmentId,
+          storeId,
+          storeAddress: this.d.meta.storeAddress(storeId),
+          storeLive: this.d.registry.isLive(storeId),
         };
       }),
     };
@@ -170,6 +175,11 @@ class Handlers {
 
   async listSegmentStores(): Promise<m.ListSegmentStoresResponse> {
     return { stores: this.d.registry.list() };
+  }
+
+  async removeSegmentStore(req: m.RemoveSegmentStoreRequest): Promise<m.RemoveSegmentStoreResponse> {
+    validateStoreId(req.storeId);
+    return this.d.removal.remove(req.storeId, req.force === true);
   }
 
   /** The table named by `req`, with SCOPE_NOT_FOUND / TABLE_NOT_FOUND when missing. */

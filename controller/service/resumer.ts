@@ -1,7 +1,8 @@
 /**
- * Finishes tables left CREATING or DELETING — by a controller killed midway, or by stores that were
- * unreachable when the request gave up. Runs once at start, then every `intervalMs`, and soon after a
- * store becomes live. Dead stores are simply retried on later passes until they return.
+ * Finishes tables left CREATING or DELETING, or with replacement segments of a removed store not yet in
+ * use — by a controller killed midway, or by stores that were unreachable when the request gave up.
+ * Runs once at start, then every `intervalMs`, and soon after a store becomes live. Dead stores are
+ * simply retried on later passes until they return (or are removed: see store-removal.ts).
  */
 import type { Logger } from '../../proto/runtime/log';
 import type { MetadataStore } from '../metadata/metadata-store';

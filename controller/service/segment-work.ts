@@ -38,9 +38,13 @@ export class SegmentWork {
     });
   }
 
-  /** Deletes the segments of `partitions` of `table`; resolves the failures (empty = all gone). */
+  /**
+   * Deletes the segments of `partitions` of `table`; resolves the failures (empty = all gone). The
+   * segments of a removed store count as deleted: its data directory is to be wiped.
+   */
   deleteSegments(table: TableRecord, partitions: readonly PartitionRecord[]): Promise<SegmentFailure[]> {
-    return this.forEach(partitions, async (p, address) => {
+    const reachable = partitions.filter((p) => !this.meta.getRemovedStore(p.storeId));
+    return this.forEach(reachable, async (p, address) => {
       const deleted = await this.clients.deleteSegment(address, p.segmentId);
       this.logger.debug('segment deleted', { table: tableKey(table.scope, table.table), segmentId: p.segmentId, storeId: p.storeId, deleted });
     });

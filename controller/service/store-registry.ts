@@ -14,6 +14,10 @@
  * take the id in turns, and routing would flip between them on every heartbeat. A store that really
  * moved registers at its new address once the old one has been silent for `storeTimeoutMs`, or at
  * once when the old address was only granted grace after a controller restart (never heard from).
+ *
+ * A store removed for good (MetadataStore.removeStore) is refused with SEGMENT_STORE_REMOVED; while
+ * its removal is being written it is claimed: registrations are refused UNAVAILABLE (retried) and
+ * heartbeats answered known=false, so it cannot come back to life under the removal.
  */
 import { ErrorCodes } from '../../proto/error-codes';
 import type { Logger } from '../../proto/runtime/log';
@@ -34,6 +38,8 @@ export class StoreRegistry {
   private readonly lastSeen = new Map<string, number>();
   /** Stores that registered or heartbeated since this registry started (not merely granted grace). */
   private readonly heardFrom = new Set<string>();
+  /** Stores whose removal is being written ({@link claimForRemoval}). */
+  private readonly removing = new Set<string>();
   /** The live set as of the last check: a change against it bumps the generation. */
   private observedLive = new Set<string>();
   private sweepTimer: NodeJS.Timeout | undefined;
@@ -76,6 +82,14 @@ export class StoreRegistry {
    * @throws KvtFault UNAVAILABLE while the id is live at another address
    */
   async register(storeId: string, address: string): Promise<void> {
+    if (this.meta.getRemovedStore(storeId)) {
+      throw new KvtFault(
+        ErrorCodes.SEGMENT_STORE_REMOVED,
+        `segment store ${storeId} was removed from the cluster; its data directory holds segments no table uses any more: ` +
+          'wipe it and start the store again to join as a new store',
+      );
+    }
+    if (this.removing.has(storeId)) throw new KvtFault(ErrorCodes.UNAVAILABLE, `segment store ${storeId} is being removed from the cluster`);
     const known = this.meta.getStore(storeId);
     // Only a store heard from since this controller started holds its id: one merely granted grace
     // after a restart may be gone (a whole cluster restarted, its stores on new addresses).
@@ -100,7 +114,7 @@ export class StoreRegistry {
    */
   async heartbeat(storeId: string, address: string): Promise<boolean> {
     const known = this.meta.getStore(storeId);
-    if (!known) return false;
+    if (!known || this.removing.has(storeId)) return false;
     if (address !== '' && address !== known.address) {
       this.logger.warn('heartbeat from another address than the registered one; asked to register again', { storeId, address, registered: known.address });
       return false;
@@ -109,6 +123,38 @@ export class StoreRegistry {
     this.heardFrom.add(storeId);
     await this.refreshLiveness();
     return true;
+  }
+
+  /**
+   * Claims a dead store for its removal: until {@link releaseClaim} or {@link forget}, it cannot
+   * register or heartbeat (see the file's comment). Synchronous, so nothing revives it in between.
+   * @throws KvtFault SEGMENT_STORE_LIVE while the store is live
+   */
+  claimForRemoval(storeId: string, address: string): void {
+    if (this.isLive(storeId)) {
+      const ageMs = this.clock() - this.lastSeen.get(storeId)!;
+      const why = this.heardFrom.has(storeId)
+        ? `heard from ${ageMs} ms ago`
+        : `not heard from since the controller started ${ageMs} ms ago, and every store counts as live for its first ${this.options.storeTimeoutMs} ms`;
+      throw new KvtFault(
+        ErrorCodes.SEGMENT_STORE_LIVE,
+        `segment store ${storeId} at ${address} is live (${why}); only a store not heard from for ${this.options.storeTimeoutMs} ms can be removed: stop it first`,
+      );
+    }
+    this.removing.add(storeId);
+  }
+
+  /** Ends a claim whose removal was not written: the store may register again. */
+  releaseClaim(storeId: string): void {
+    this.removing.delete(storeId);
+  }
+
+  /** Drops a removed store (and its claim) from the liveness state. */
+  forget(storeId: string): void {
+    this.removing.delete(storeId);
+    this.lastSeen.delete(storeId);
+    this.heardFrom.delete(storeId);
+    this.observedLive.delete(storeId);
   }
 
   /** True when the store heartbeated within the timeout. */
@@ -133,13 +179,18 @@ export class StoreRegistry {
   /** Every known store with its liveness and segment count. */
   list(): SegmentStoreInfo[] {
     const counts = this.meta.segmentCountsByStore();
-    return this.meta.listStores().map((s) => ({
-      storeId: s.storeId,
-      address: s.address,
-      live: this.isLive(s.storeId),
-      lastHeartbeatMs: String(this.lastSeen.get(s.storeId) ?? s.lastHeartbeatMs),
-      segmentCount: counts.get(s.storeId) ?? 0,
-    }));
+    const now = this.clock();
+    return this.meta.listStores().map((s) => {
+      const lastHeartbeatMs = this.lastSeen.get(s.storeId) ?? s.lastHeartbeatMs;
+      return {
+        storeId: s.storeId,
+        address: s.address,
+        live: this.isLive(s.storeId),
+        lastHeartbeatMs: String(lastHeartbeatMs),
+        lastHeartbeatAgeMs: String(Math.max(0, now - lastHeartbeatMs)),
+        segmentCount: counts.get(s.storeId) ?? 0,
+      };
+    });
   }
 
   /**

@@ -13,14 +13,18 @@
  * deleted=true. Unreachable stores: as for create, UNAVAILABLE after `createWaitMs`, the table stays
  * DELETING and the resumer finishes it.
  *
+ * Replacement segments (an ACTIVE table's partitions moved off a removed store, see store-removal.ts):
+ * created like a create's, then put into use with a new routing generation; until then routing keeps
+ * the old segment. The resumer finishes them like an unfinished create.
+ *
  * Operations on one table are serialized by a per-table lock, so a create and a delete of the same
- * name (or the resumer) never interleave.
+ * name (or the resumer, or a store removal) never interleave.
  */
 import { ErrorCodes } from '../../proto/error-codes';
 import { KvtFault } from '../../proto/runtime/status';
 import type { Logger } from '../../proto/runtime/log';
 import { KeyedMutex } from '../metadata/keyed-mutex';
-import type { MetadataStore } from '../metadata/metadata-store';
+import { isUnfinished, MetadataStore } from '../metadata/metadata-store';
 import { PartitionRecord, TableRecord, tableKey } from '../metadata/records';
 import { placePartitions } from '../placement/placement';
 import type { SegmentFailure, SegmentWork } from './segment-work';
@@ -91,24 +95,44 @@ export class TableOperations {
   }
 
   /**
-   * One attempt to finish a table left CREATING (segments, then ACTIVE) or DELETING (segments, then
-   * removal). Resolves true when the table is finished (or nothing was left to do).
+   * One attempt to finish a table left CREATING (segments, then ACTIVE), DELETING (segments, then
+   * removal) or ACTIVE with replacement segments (segments, then in use). Resolves true when the table
+   * is finished (or nothing was left to do).
    */
   resume(scope: string, table: string): Promise<boolean> {
     return this.locks.run(tableKey(scope, table), async () => {
       const record = this.meta.getTable(scope, table);
-      if (!record || record.state === 'ACTIVE') return true;
-      const mode = record.state === 'CREATING' ? 'create' : 'delete';
-      const failures = await this.pass(record, mode, record.partitions);
+      if (!record || !isUnfinished(record)) return true;
+      const mode = record.state === 'DELETING' ? 'delete' : 'create';
+      const replacing = record.state === 'ACTIVE';
+      const failures = await this.pass(record, mode, replacing ? record.partitions.filter((p) => p.replaces) : record.partitions);
       if (failures.length > 0) {
         this.logger.warn('table not finished yet', { table: tableKey(scope, table), state: record.state, failed: failures.length, reason: failures[0].reason });
         return false;
       }
-      if (mode === 'create') await this.meta.transitionTable(scope, table, 'ACTIVE');
+      if (replacing) await this.meta.finishReplacements(record);
+      else if (mode === 'create') await this.meta.transitionTable(scope, table, 'ACTIVE');
       else await this.meta.removeTable(scope, table);
-      this.logger.info(mode === 'create' ? 'table active' : 'table deleted', { table: tableKey(scope, table), resumed: true });
+      const done = replacing ? 'replacement segments in use' : mode === 'create' ? 'table active' : 'table deleted';
+      this.logger.info(done, { table: tableKey(scope, table), resumed: true });
       return true;
     });
+  }
+
+  /** {@link resume} until the table is finished (true), or false once `deadlineMs` passes or the server stops. */
+  async finish(scope: string, table: string, deadlineMs: number): Promise<boolean> {
+    for (;;) {
+      if (await this.resume(scope, table)) return true;
+      if (this.stopping || this.clock() >= deadlineMs) return false;
+      await new Promise((r) => setTimeout(r, RETRY_PAUSE_MS));
+    }
+  }
+
+  /** Runs `work` holding the locks of the tables `keys` (`scope/table`), taken in sorted order. */
+  withTableLocks<T>(keys: readonly string[], work: () => Promise<T>): Promise<T> {
+    const sorted = [...new Set(keys)].sort();
+    const nested = (i: number): Promise<T> => (i === sorted.length ? work() : this.locks.run(sorted[i], () => nested(i + 1)));
+    return nested(0);
   }
 
   /** Makes running and later requests give up their retries (the server is stopping). */

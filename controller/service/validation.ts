@@ -3,7 +3,7 @@
  * names the field and the limit ("partitionCount is 1025; the maximum is 1024"), raised before anything
  * is written.
  */
-import { MAX_PARTITION_COUNT, MIN_PARTITION_COUNT, NAME_PATTERN } from '../../proto/limits';
+import { MAX_PARTITION_COUNT, MAX_STORE_ID_LENGTH, MIN_PARTITION_COUNT, NAME_PATTERN } from '../../proto/limits';
 import { parseHostPort } from '../../proto/runtime/address';
 import { invalidArgument } from '../../proto/runtime/status';
 
@@ -13,8 +13,6 @@ export const MAX_NAME_LENGTH = 250;
 export const DEFAULT_LIST_LIMIT = 100;
 /** Largest page of ListTables; bigger requested limits are clamped to it. */
 export const MAX_LIST_LIMIT = 1000;
-/** Longest segment store id, in characters. */
-export const MAX_STORE_ID_LENGTH = 250;
 
 /**
  * A scope or table name: 1–250 characters of `[A-Za-z0-9.-]`.
@@ -40,12 +38,20 @@ export function validatePartitionCount(value: number): void {
 }
 
 /**
+ * A segment store id: 1–250 characters.
+ * @throws KvtFault INVALID_ARGUMENT naming storeId and the limit
+ */
+export function validateStoreId(storeId: string): void {
+  if (storeId.length === 0) throw invalidArgument('storeId is empty');
+  if (storeId.length > MAX_STORE_ID_LENGTH) throw invalidArgument(`storeId is ${storeId.length} characters; the maximum is ${MAX_STORE_ID_LENGTH}`);
+}
+
+/**
  * A segment store's registration: a non-empty id (≤ 250 characters) and a `host:port` address.
  * @throws KvtFault INVALID_ARGUMENT naming storeId or address
  */
 export function validateStoreIdentity(storeId: string, address: string): void {
-  if (storeId.length === 0) throw invalidArgument('storeId is empty');
-  if (storeId.length > MAX_STORE_ID_LENGTH) throw invalidArgument(`storeId is ${storeId.length} characters; the maximum is ${MAX_STORE_ID_LENGTH}`);
+  validateStoreId(storeId);
   if (!parseHostPort(address)) {
     throw invalidArgument(`address ${JSON.stringify(address)} is invalid: it must be host:port with a port in 1-65535`);
   }

@@ -18,6 +18,14 @@ export class FatalSignal {
   }
 }
 
+/**
+ * A fatal failure that a restart does not cure (a segment store removed from the cluster): its message
+ * says what to do instead, and the process does not suggest restarting.
+ */
+export class PermanentFailure extends Error {
+  override readonly name = 'PermanentFailure';
+}
+
 /** Something started that can be stopped (idempotently). */
 export interface Stoppable {
   stop(): Promise<void>;
@@ -28,7 +36,7 @@ export interface Stoppable {
 /**
  * Runs `start()`; on SIGINT/SIGTERM calls `stop()` once and exits 0. When start fails, prints one line
  * `kvt <command>: <reason>` on stderr and exits 1 (2 for bad usage); so does a fatal failure later
- * (`Stoppable.fatal`), after stopping. The signal handlers are installed
+ * (`Stoppable.fatal`), after stopping, adding "(restart to recover)" unless it is a {@link PermanentFailure}. The signal handlers are installed
  * before `start()` runs, so a signal that arrives as soon as the process announces itself (or even
  * during start) still ends in a clean stop.
  */
@@ -65,7 +73,7 @@ export async function runProcess(command: string, start: () => Promise<Stoppable
   if (signalled) stopNow();
   void running?.fatal?.then((err) => {
     if (stopping) return;
-    process.stderr.write(`kvt ${command}: ${err.message}; stopping (restart to recover)\n`);
+    process.stderr.write(`kvt ${command}: ${err.message}; stopping${err instanceof PermanentFailure ? '' : ' (restart to recover)'}\n`);
     stopNow(1);
   });
 }

@@ -10,7 +10,8 @@ import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  InvalidArgumentError, KeyValueTableFactory, KeyValueTableManager, PermissionDeniedError, Serializers, UnauthenticatedError,
+  InvalidArgumentError, KeyValueTableFactory, KeyValueTableManager, PermissionDeniedError, SegmentStoreNotFoundError, Serializers,
+  UnauthenticatedError,
 } from '../../client';
 import { freePort, KvtProcess, spawnKvt, startController, startSegmentStore, tempDir } from '../harness/process';
 import { kvtCommand, rawCall, rawStream } from './security-helpers';
@@ -113,6 +114,10 @@ describe('bearer tokens', () => {
       expect(await rejection(data.updateKeyValueTable('guarded', 't', { partitionCount: 2 }))).toBeInstanceOf(PermissionDeniedError);
       expect(await rejection(data.deleteKeyValueTable('guarded', 't'))).toBeInstanceOf(PermissionDeniedError);
       expect(await rejection(data.deleteScope('guarded'))).toBeInstanceOf(PermissionDeniedError);
+      const removal = (await rejection(data.removeSegmentStore('no-such-store'))) as PermissionDeniedError;
+      expect(removal).toBeInstanceOf(PermissionDeniedError);
+      expect(removal.message).toBe('RemoveSegmentStore needs the admin token; the data token is not enough');
+      expect(await rejection(admin.removeSegmentStore('no-such-store'))).toBeInstanceOf(SegmentStoreNotFoundError);
       expect(await data.getKeyValueTableConfiguration('guarded', 't')).toEqual({ partitionCount: 2 });
       expect(await collect(data.listKeyValueTables('guarded'))).toEqual([{ scope: 'guarded', name: 't' }]);
       const table = f.forKeyValueTable('t', utf8);

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
   BadKeyVersionError, ConditionalTableUpdateError, DocumentConflictError, InvalidArgumentError, KvtError, NoSuchKeyError,
-  ObjectClosedError, PermissionDeniedError, ScopeNotFoundError, ServiceError, TableNotActiveError, TableNotFoundError,
-  UnauthenticatedError, UnavailableError,
+  ObjectClosedError, PermissionDeniedError, ScopeNotFoundError, SegmentStoreHoldsDataError, SegmentStoreLiveError, SegmentStoreNotFoundError,
+  SegmentStoreRemovedError, ServiceError, TableNotActiveError, TableNotFoundError, UnauthenticatedError, UnavailableError,
 } from '../../../client';
 
 const cases: [new (m: string) => KvtError, string, string][] = [
@@ -12,6 +12,10 @@ const cases: [new (m: string) => KvtError, string, string][] = [
   [ScopeNotFoundError, 'SCOPE_NOT_FOUND', 'ScopeNotFoundError'],
   [TableNotFoundError, 'TABLE_NOT_FOUND', 'TableNotFoundError'],
   [TableNotActiveError, 'TABLE_NOT_ACTIVE', 'TableNotActiveError'],
+  [SegmentStoreNotFoundError, 'SEGMENT_STORE_NOT_FOUND', 'SegmentStoreNotFoundError'],
+  [SegmentStoreLiveError, 'SEGMENT_STORE_LIVE', 'SegmentStoreLiveError'],
+  [SegmentStoreHoldsDataError, 'SEGMENT_STORE_HOLDS_DATA', 'SegmentStoreHoldsDataError'],
+  [SegmentStoreRemovedError, 'SEGMENT_STORE_REMOVED', 'SegmentStoreRemovedError'],
   [ObjectClosedError, 'OBJECT_CLOSED', 'ObjectClosedError'],
   [UnavailableError, 'UNAVAILABLE', 'UnavailableError'],
   [DocumentConflictError, 'DOCUMENT_CONFLICT', 'DocumentConflictError'],

@@ -1,8 +1,9 @@
 import * as grpc from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import {
-  BadKeyVersionError, InvalidArgumentError, NoSuchKeyError, ObjectClosedError, ScopeNotFoundError, ServiceError, TableNotActiveError,
-  TableNotFoundError, UnavailableError,
+  BadKeyVersionError, InvalidArgumentError, NoSuchKeyError, ObjectClosedError, ScopeNotFoundError, SegmentStoreHoldsDataError,
+  SegmentStoreLiveError, SegmentStoreNotFoundError, SegmentStoreRemovedError, ServiceError, TableNotActiveError, TableNotFoundError,
+  UnavailableError,
 } from '../../../client';
 import { isTransient, surelyNotSent } from '../../../client/internal/retry';
 import { toKvtError } from '../../../client/internal/status-to-error';
@@ -21,6 +22,10 @@ describe('toKvtError', () => {
     ['SCOPE_NOT_FOUND', ScopeNotFoundError],
     ['TABLE_NOT_FOUND', TableNotFoundError],
     ['TABLE_NOT_ACTIVE', TableNotActiveError],
+    ['SEGMENT_STORE_NOT_FOUND', SegmentStoreNotFoundError],
+    ['SEGMENT_STORE_LIVE', SegmentStoreLiveError],
+    ['SEGMENT_STORE_HOLDS_DATA', SegmentStoreHoldsDataError],
+    ['SEGMENT_STORE_REMOVED', SegmentStoreRemovedError],
     ['UNAVAILABLE', UnavailableError],
     ['INTERNAL', ServiceError],
   ] as const)('maps the trailer code %s to its class, keeping the status as cause', (code, Ctor) => {

@@ -120,6 +120,69 @@ describe('MetadataStore', () => {
     expect(BigInt(m.generation)).toBe(g0 + 2n);
   });
 
+  it('removes a store in one batch: CREATING partitions move, ACTIVE ones get replacements, DELETING ones stay; kept across a reopen', async () => {
+    const dir = newDir();
+    const m = await openStore(dir);
+    await m.createScope('s', 0);
+    await m.upsertStore('a', 'h:1', 0);
+    await m.upsertStore('b', 'h:2', 0);
+    const table = async (name: string, owners: string[], state?: 'ACTIVE' | 'DELETING') => {
+      await m.createTable({ scope: 's', table: name, owners, nowMs: 0 });
+      if (state) await m.transitionTable('s', name, state);
+    };
+    await table('c', ['a', 'b']); // segments 1, 2
+    await table('act', ['a', 'b', 'b'], 'ACTIVE'); // 3, 4, 5
+    await table('del', ['b'], 'DELETING'); // 6
+    await table('other', ['a'], 'ACTIVE'); // 7
+    const basis = m.tablesOnStore('b');
+    expect(basis.map((t) => t.table)).toEqual(['act', 'c', 'del']);
+    const newOwners = new Map([['s/act#1', 'a'], ['s/act#2', 'a'], ['s/c#1', 'a']]);
+
+    // A plan made from other records than the current ones writes nothing.
+    expect(await m.removeStore({ storeId: 'b', nowMs: 5, basis: basis.slice(1), newOwners })).toEqual({ kind: 'stale' });
+    expect(m.getStore('b')).toBeDefined();
+
+    const outcome = await m.removeStore({ storeId: 'b', nowMs: 5, basis, newOwners });
+    const record = {
+      storeId: 'b', address: 'h:2', removedAtMs: 5,
+      lost: [
+        { scope: 's', table: 'act', index: 1, segmentId: '4', newSegmentId: '8', newStoreId: 'a' },
+        { scope: 's', table: 'act', index: 2, segmentId: '5', newSegmentId: '9', newStoreId: 'a' },
+      ],
+      placed: [{ scope: 's', table: 'c', index: 1, segmentId: '2', newSegmentId: '10', newStoreId: 'a' }],
+      deleting: [{ scope: 's', table: 'del' }],
+    };
+    expect(outcome).toEqual({ kind: 'removed', record });
+    const check = (x: MetadataStore) => {
+      expect(x.getStore('b')).toBeUndefined();
+      expect(x.getRemovedStore('b')).toEqual(record);
+      expect(x.storeAddress('b')).toBe('h:2');
+      expect(x.getTable('s', 'c')?.partitions[1]).toEqual({ index: 1, segmentId: '10', storeId: 'a' });
+      expect(x.getTable('s', 'act')?.partitions.slice(1)).toEqual([
+        { index: 1, segmentId: '8', storeId: 'a', replaces: { segmentId: '4', storeId: 'b' } },
+        { index: 2, segmentId: '9', storeId: 'a', replaces: { segmentId: '5', storeId: 'b' } },
+      ]);
+      expect(x.getTable('s', 'del')?.partitions).toEqual([{ index: 0, segmentId: '6', storeId: 'b' }]);
+      expect(x.unfinishedTables().map((t) => t.table).sort()).toEqual(['act', 'c', 'del']);
+    };
+    check(m);
+    // A placement made before the removal was written cannot use the store.
+    await expect(m.createTable({ scope: 's', table: 'late', owners: ['b'], nowMs: 6 })).rejects.toMatchObject({
+      code: 'UNAVAILABLE', message: 'segment store b was removed meanwhile; table s/late was not created: try again',
+    });
+    await m.close();
+
+    const again = await openStore(dir);
+    check(again);
+    const g = BigInt(again.generation);
+    const replacing = again.getTable('s', 'act')!;
+    const done = await again.finishReplacements(replacing);
+    expect(done.partitions.map((p) => [p.segmentId, p.storeId, p.replaces])).toEqual([['3', 'a', undefined], ['8', 'a', undefined], ['9', 'a', undefined]]);
+    expect(BigInt(again.generation)).toBe(g + 1n);
+    expect(again.unfinishedTables().map((t) => t.table).sort()).toEqual(['c', 'del']);
+    await expect(again.finishReplacements(replacing)).rejects.toThrow('table s/act changed while its replacement segments were created');
+  });
+
   it('fails with DataDirInUseError when the directory is already open', async () => {
     const dir = newDir();
     await openStore(dir);

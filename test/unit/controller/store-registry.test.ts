@@ -130,6 +130,47 @@ describe('StoreRegistry', () => {
     expect(again.registry.isLive('s1')).toBe(false);
   });
 
+  it('claims only a dead store for removal; while claimed it cannot register or heartbeat; once removed it is refused for good', async () => {
+    const { meta, registry, clock } = await setup();
+    await registry.register('s1', '127.0.0.1:1');
+    let live: unknown;
+    try {
+      registry.claimForRemoval('s1', '127.0.0.1:1');
+    } catch (err) {
+      live = err;
+    }
+    expect(live).toBeInstanceOf(KvtFault);
+    expect((live as KvtFault).code).toBe('SEGMENT_STORE_LIVE');
+    expect((live as KvtFault).message).toMatch(/^segment store s1 at 127\.0\.0\.1:1 is live \(heard from \d+ ms ago\); only a store not heard from for 500 ms can be removed: stop it first$/);
+
+    clock.now += 501;
+    registry.claimForRemoval('s1', '127.0.0.1:1');
+    expect(await registry.heartbeat('s1', '127.0.0.1:1')).toBe(false);
+    await expect(registry.register('s1', '127.0.0.1:1')).rejects.toMatchObject({ code: 'UNAVAILABLE', message: 'segment store s1 is being removed from the cluster' });
+    expect(registry.isLive('s1')).toBe(false);
+    // A removal that was not written gives the store back.
+    registry.releaseClaim('s1');
+    await registry.register('s1', '127.0.0.1:1');
+    expect(registry.isLive('s1')).toBe(true);
+
+    clock.now += 501;
+    registry.claimForRemoval('s1', '127.0.0.1:1');
+    await meta.removeStore({ storeId: 's1', nowMs: clock.now, basis: [], newOwners: new Map() });
+    registry.forget('s1');
+    const removed = { code: 'SEGMENT_STORE_REMOVED', message: 'segment store s1 was removed from the cluster; its data directory holds segments no table uses any more: wipe it and start the store again to join as a new store' };
+    await expect(registry.register('s1', '127.0.0.1:1')).rejects.toMatchObject(removed);
+    await expect(registry.register('s1', '127.0.0.1:9')).rejects.toMatchObject(removed);
+    expect(await registry.heartbeat('s1', '127.0.0.1:1')).toBe(false);
+    expect(registry.list()).toEqual([]);
+  });
+
+  it('tells a store counted live only for the grace after a restart so, when its removal is asked for', async () => {
+    const again = await restartedAfter({ s1: '127.0.0.1:1' });
+    expect(() => again.registry.claimForRemoval('s1', '127.0.0.1:1')).toThrow(
+      /^segment store s1 at 127\.0\.0\.1:1 is live \(not heard from since the controller started 0 ms ago, and every store counts as live for its first 500 ms\)/,
+    );
+  });
+
   it('stops waiting for a live store at the deadline', async () => {
     const { registry, clock } = await setup();
     expect(await registry.waitForPlaceableStore(clock.now - 1)).toBe(false);
