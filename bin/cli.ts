@@ -1,5 +1,5 @@
 /**
- * The client commands of `kvt` (scope, table, put, get, keys, import, export), built on the public
+ * The client commands of `kvt` (scope, table, store, put, get, keys, import, export), built on the public
  * client API only. Keys and values are UTF-8 strings. Output goes to stdout, problems to stderr as one
  * line; bad usage exits 2, a failed operation or a missing key exits 1.
  */
@@ -8,6 +8,7 @@ import { helpText, OptionSpec, parseOptions, ParsedOptions, UsageError } from '.
 import { quietIpServernameWarning } from '../proto/runtime/tls';
 import { KeyValueTable, KeyValueTableFactory, KeyValueTableManager, KvtError, Serializer, Serializers } from '../client';
 import { exportTable, importFile } from './cli-bulk';
+import { formatRemoval, formatStoreList } from './cli-store';
 
 const ENV_PREFIX = 'KVT';
 const CONTROLLER: OptionSpec = {
@@ -21,7 +22,7 @@ const CONTROLLER: OptionSpec = {
 const CONNECTION: OptionSpec[] = [
   CONTROLLER,
   { flag: 'tls-ca', env: 'TLS_CA', kind: 'string', description: 'PEM CA file: connect over TLS, trusting this CA' },
-  { flag: 'token', env: 'TOKEN', kind: 'string', description: 'bearer token (data token; admin token to create/delete) — prefer the env variable' },
+  { flag: 'token', env: 'TOKEN', kind: 'string', description: 'bearer token (data token; admin token to create/delete/remove) — prefer the env variable' },
 ];
 const FAMILY: OptionSpec = { flag: 'family', kind: 'string', description: 'key family' };
 
@@ -142,6 +143,23 @@ export const COMMANDS: Record<string, Command> = {
       for await (const t of m.listKeyValueTables(scope)) out(`${t.scope}/${t.name}`);
     }),
   },
+  'store list': {
+    usage: 'kvt store list', summary: 'Lists the segment stores: id, address, live or dead, last heartbeat, segments owned.', options: CONNECTION, args: [0, 0],
+    run: (_a, o) => withManager(o, async (m) => {
+      for (const line of formatStoreList(await m.listSegmentStores())) out(line);
+    }),
+  },
+  'store remove': {
+    usage: 'kvt store remove STORE-ID [--force]', summary: 'Retires a dead segment store for good; prints what happened to each table it held.',
+    options: [
+      ...CONNECTION,
+      { flag: 'force', kind: 'bool', default: false, description: 'also when partitions of ACTIVE tables lose their data (they start again empty)' },
+    ],
+    args: [1, 1],
+    run: ([id], o) => withManager(o, async (m) => {
+      for (const line of formatRemoval(await m.removeSegmentStore(id, { force: o.force === true }))) out(line);
+    }),
+  },
   put: {
     usage: 'kvt put SCOPE/TABLE [--family F] KEY VALUE', summary: 'Writes one key; prints its new version.',
     options: [...CONNECTION, FAMILY, { flag: 'ttl-ms', kind: 'int', min: 1, description: 'expire the entry after this many ms' }],
@@ -199,7 +217,7 @@ export const COMMANDS: Record<string, Command> = {
   },
 };
 
-const GROUPS = ['scope', 'table'];
+const GROUPS = ['scope', 'table', 'store'];
 
 /** Entry point of the client commands: argv starts with the command name. */
 export async function main(argv: string[]): Promise<void> {

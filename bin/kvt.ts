@@ -1,6 +1,6 @@
 /**
  * `kvt <command>`: dispatches to the server processes (controller, segmentstore, cluster) and the
- * client commands (scope, table, put, get, keys, import, export). Each command module exports
+ * client commands (scope, table, store, put, get, keys, import, export). Each command module exports
  * `main(argv)` and is loaded only when used, so `kvt get` does not load LevelDB.
  */
 
@@ -14,6 +14,7 @@ Server processes:
 Client commands:
   scope          create | delete | list scopes
   table          create | get | delete | list key-value tables
+  store          list segment stores | remove a dead one for good
   put | get      write or read one key
   keys           list the keys of a key family
   import|export  load or dump a table as JSON lines
@@ -33,6 +34,7 @@ function load(command: string): CommandMain | undefined {
       return require('./cluster').main;
     case 'scope':
     case 'table':
+    case 'store':
     case 'put':
     case 'get':
     case 'keys':

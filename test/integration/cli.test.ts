@@ -27,7 +27,7 @@ describe('kvt command (usage)', () => {
   it('prints the commands for --help and exits 0', async () => {
     const r = await kvt(['--help']);
     expect(r.code).toBe(0);
-    for (const c of ['controller', 'segmentstore', 'cluster', 'scope', 'table', 'put', 'get', 'keys', 'import', 'export']) {
+    for (const c of ['controller', 'segmentstore', 'cluster', 'scope', 'table', 'store', 'put', 'get', 'keys', 'import', 'export']) {
       expect(r.stdout).toContain(c);
     }
   });
@@ -243,6 +243,88 @@ describe('kvt command (against a cluster)', () => {
     const refused = await kvt(['scope', 'delete', 'wiki'], env);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('[INVALID_ARGUMENT]');
+  });
+});
+
+describe('kvt store (a cluster losing a store)', () => {
+  let cluster: TestCluster;
+  let env: NodeJS.ProcessEnv;
+  /** Store ids, ordered as placement goes: store 0 gets partitions 0, 2, … of a new table. */
+  let ids: string[];
+  let addresses: string[];
+  beforeAll(async () => {
+    cluster = await TestCluster.start({ stores: 2, controllerArgs: ['--heartbeat-interval-ms', '100', '--store-timeout-ms', '1500'] });
+    env = { KVT_CONTROLLER: cluster.controllerAddress };
+    const started = await Promise.all(cluster.stores.map(async (s) => ({ id: String((await s.waitForLog('segment store started')).storeId), address: s.address })));
+    started.sort((a, b) => (a.id < b.id ? -1 : 1));
+    ids = started.map((s) => s.id);
+    addresses = started.map((s) => s.address);
+  });
+  afterAll(async () => {
+    await cluster?.[Symbol.asyncDispose]();
+  });
+
+  /** `kvt store list` as rows of cells. */
+  async function listed(): Promise<string[][]> {
+    const r = await kvt(['store', 'list'], env);
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    return r.stdout.trimEnd().split('\n').map((line) => line.split(/ {2,}/));
+  }
+
+  it('lists the stores under a header, and documents both commands in --help', async () => {
+    expect((await kvt(['scope', 'create', 'ops'], env)).code).toBe(0);
+    expect((await kvt(['table', 'create', 'ops/t', '--partitions', '4'], env)).stdout).toBe('created\n');
+    const rows = await listed();
+    expect(rows[0]).toEqual(['ID', 'ADDRESS', 'STATE', 'LAST HEARTBEAT', 'SEGMENTS']);
+    expect(rows.slice(1).map((r) => [r[0], r[1], r[2], r[4]])).toEqual([[ids[0], addresses[0], 'live', '2'], [ids[1], addresses[1], 'live', '2']]);
+    for (const row of rows.slice(1)) expect(row[3]).toMatch(/^\d+\.\d s ago$/);
+
+    const group = await kvt(['store', '--help']);
+    expect(group.code).toBe(0);
+    expect(group.stdout).toContain('kvt store list');
+    expect(group.stdout).toContain('kvt store remove STORE-ID [--force]');
+    const help = await kvt(['store', 'remove', '--help']);
+    expect(help.stdout).toContain('--force');
+    expect(help.stdout).not.toContain('KVT_FORCE');
+  });
+
+  it('refuses bad usage (exit 2), a live store, an unknown id and a store holding data without --force (exit 1)', async () => {
+    const usage = await kvt(['store', 'remove'], env);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toBe('kvt store remove: expected 1 argument(s), got 0; usage: kvt store remove STORE-ID [--force]\n');
+    const live = await kvt(['store', 'remove', ids[1]], env);
+    expect(live.code).toBe(1);
+    expect(live.stderr).toMatch(new RegExp(`^kvt store remove: segment store ${ids[1]} at ${addresses[1]} is live .*: stop it first \\[SEGMENT_STORE_LIVE\\]\n$`));
+    const unknown = await kvt(['store', 'remove', 'nope'], env);
+    expect(unknown).toMatchObject({ code: 1, stdout: '', stderr: 'kvt store remove: segment store nope is not known to the controller [SEGMENT_STORE_NOT_FOUND]\n' });
+
+    expect((await kvt(['put', 'ops/t', '--family', 'f1', 'k', 'v'], env)).code).toBe(0);
+    await cluster.stores.find((s) => s.address === addresses[1])!.kill('SIGKILL');
+    const deadline = Date.now() + 30_000;
+    while ((await listed())[2][2] !== 'dead') {
+      if (Date.now() > deadline) throw new Error('the killed store was never listed dead');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const holds = await kvt(['store', 'remove', ids[1]], env);
+    expect(holds).toMatchObject({ code: 1, stdout: '' });
+    expect(holds.stderr).toBe(`kvt store remove: segment store ${ids[1]} holds the only copy of 2 partitions of ACTIVE tables: ops/t (partitions 1, 3); ` +
+      'removing it loses their data: remove it with force to give them new, empty segments on live stores [SEGMENT_STORE_HOLDS_DATA]\n');
+    expect((await listed()).map((r) => r[0])).toEqual(['ID', ids[0], ids[1]]);
+  });
+
+  it('removes the dead store with --force, reporting the lost partitions; again it reports the same removal', async () => {
+    const removed = await kvt(['store', 'remove', ids[1], '--force'], env);
+    expect(removed).toEqual({
+      code: 0, stderr: '',
+      stdout: `removed ${ids[1]} (last at ${addresses[1]})\nlost data: ops/t partitions 1, 3 (their data stayed on the removed store; they start again empty)\n`,
+    });
+    const again = await kvt(['store', 'remove', ids[1]], env);
+    expect(again).toMatchObject({ code: 0, stdout: removed.stdout.replace('removed ', 'removed before: ') });
+    const rows = await listed();
+    expect(rows.map((r) => [r[0], r[2], r[4]])).toEqual([['ID', 'STATE', 'SEGMENTS'], [ids[0], 'live', '4']]);
+    // The table works on every partition again.
+    for (let f = 0; f < 8; f++) expect((await kvt(['put', 'ops/t', '--family', `f${f}`, 'k2', `v${f}`], env)).code).toBe(0);
+    for (let f = 0; f < 8; f++) expect((await kvt(['get', 'ops/t', '--family', `f${f}`, 'k2'], env)).stdout).toBe(`v${f}\n`);
   });
 });
 
