@@ -1,8 +1,8 @@
 /**
  * Control plane of kvt: scopes, key-value tables and the segment-store registry, through the
  * controller. Names are `[A-Za-z0-9.-]{1,250}` and partitionCount 1–1024, checked here before any
- * call and again by the controller. Reads and deletes are retried on UNAVAILABLE; creates only when
- * the request surely never reached the controller (so `true` / `false` stay truthful).
+ * call and again by the controller. Reads and deletes are retried on UNAVAILABLE; creates and store
+ * removals only when the request surely never reached the controller (so `true` / `false` stay truthful).
  */
 import { MAX_PARTITION_COUNT, MIN_PARTITION_COUNT } from '../proto/limits';
 import type {

@@ -19,8 +19,11 @@ import { fetchRouting, ownerOf, rawCall, rawClient } from '../harness/oracle';
 import { freePort, KvtProcess, spawnKvt, startController, startSegmentStore, tempDir } from '../harness/process';
 import { controllerClient, failureOf, RpcClient, segmentStoreClient, storeSegments, waitFor } from './controller-helpers';
 
-/** Fast liveness, so a killed store is dead within two seconds; creates and deletes give up after 1.5 s. */
-const CONTROLLER_ARGS = ['--heartbeat-interval-ms', '100', '--store-timeout-ms', '2000', '--create-wait-ms', '1500', '--resume-interval-ms', '200'];
+/**
+ * Fast liveness: a killed store is dead within three seconds (long enough for a store killed just
+ * before a create to get a partition of it); creates and deletes give up after 1.5 s.
+ */
+const CONTROLLER_ARGS = ['--heartbeat-interval-ms', '100', '--store-timeout-ms', '3000', '--create-wait-ms', '1500', '--resume-interval-ms', '200'];
 /** Enough retries for a client to outlast a store's death and find the new routing. */
 const CLIENT = { timeoutMs: 15_000, retry: { maxRetries: 20, initialBackoffMs: 50, maxBackoffMs: 500 } };
 const utf8 = { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 };
@@ -227,7 +230,7 @@ describe('removing a dead segment store', () => {
       expect(live).toBeInstanceOf(SegmentStoreLiveError);
       expect(live.code).toBe('SEGMENT_STORE_LIVE');
       expect(live.message).toMatch(new RegExp(`^segment store ${c.storeIds[1]} at ${c.stores[1].address} is live \\(heard from \\d+ ms ago\\); ` +
-        'only a store not heard from for 2000 ms can be removed: stop it first$'));
+        'only a store not heard from for 3000 ms can be removed: stop it first$'));
 
       const unknown = (await rejection(manager.removeSegmentStore('no-such-store'))) as SegmentStoreNotFoundError;
       expect(unknown).toBeInstanceOf(SegmentStoreNotFoundError);
