@@ -36,7 +36,8 @@ export function oracleKey(family: string | null, key: string): string {
   return `${family ?? ''}/${key}`;
 }
 
-function guard<T>(promise: Promise<T>, what: string): Promise<T> {
+/** `promise`, or a rejection naming `what` as a hang once it has not settled for HANG_GUARD_MS. */
+export function guard<T>(promise: Promise<T>, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const hang = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`${what} did not settle within ${HANG_GUARD_MS} ms (a hang)`)), HANG_GUARD_MS);

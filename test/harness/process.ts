@@ -204,7 +204,13 @@ export class TestCluster {
     readonly stores: KvtProcess[],
   ) {}
 
-  static async start(options: { stores?: number; root?: string; controllerArgs?: string[]; storeArgs?: string[] } = {}): Promise<TestCluster> {
+  /**
+   * Starts the controller (on a stable port, see freePort) and the stores, on ephemeral ports unless
+   * `stableStorePorts`: then on stable ones too, so that a store can be restarted on its own port
+   * (`restartStore(i, cluster.stores[i].port)`), which the controller accepts at once (from another
+   * address, only once the old one has been silent for the store timeout).
+   */
+  static async start(options: { stores?: number; root?: string; controllerArgs?: string[]; storeArgs?: string[]; stableStorePorts?: boolean } = {}): Promise<TestCluster> {
     const root = options.root ?? fs.mkdtempSync(path.join(os.tmpdir(), 'kvt-cluster-'));
     // On a stable port, so that restartController(port) finds it free again.
     const controllerArgs = ['--port', String(await freePort()), ...(options.controllerArgs ?? [])];
@@ -212,7 +218,8 @@ export class TestCluster {
     const stores: KvtProcess[] = [];
     try {
       for (let i = 0; i < (options.stores ?? 2); i++) {
-        const store = await startSegmentStore(path.join(root, `segmentstore-${i}`), controller.address, options.storeArgs);
+        const port = options.stableStorePorts ? ['--port', String(await freePort())] : [];
+        const store = await startSegmentStore(path.join(root, `segmentstore-${i}`), controller.address, [...port, ...(options.storeArgs ?? [])]);
         await store.waitForLog('registered with controller');
         stores.push(store);
       }

@@ -1,0 +1,152 @@
+/**
+ * Linearizability of the client-visible operations under crashes (Jepsen / Knossos style), through
+ * real processes: six clients, each with its own factory (its own connections and coalescer), run a
+ * random mix of get, getAll, entryIterator pages, put, putIfAbsent, replace, remove with and without
+ * a version, putAll, replaceAll, removeAll and update (with range removals) on four key families of
+ * five keys (two families on each store) and two family-less keys, while segment stores are SIGKILLed
+ * or stopped and restarted (now and then on a new port) and the controller is SIGKILLed and
+ * restarted, each on its own schedule (see injectFaults). Every operation
+ * is recorded with its invocation and completion times and its result (test/harness/kv-workload.ts);
+ * at the end each client reads every key once more. The history must be linearizable against a
+ * sequential versioned key-value map, group by group (test/harness/kv-model.ts): every read sees the
+ * latest write, conditions succeed exactly when the version matches, batches are atomic, versions
+ * increase in the order writes take effect, and an operation of unknown outcome took effect once at
+ * some point after its invocation, or never.
+ *
+ * KVT_LINEAR_ROUNDS (default 1) rounds of KVT_LINEAR_SECONDS (default 20) each, on a fresh table each,
+ * and KVT_LINEAR_SEED (default 1) run it longer or with other seeds; the seed is printed with every
+ * failure and in the summary line.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KeyValueTableFactory, KeyValueTableManager, Serializers } from '../../client';
+import { modelKnob } from '../harness/engine-model';
+import { checkKvHistory } from '../harness/kv-model';
+import { HistoryRecorder, WorkloadClient, WorkloadKeys } from '../harness/kv-workload';
+import { fetchRouting, mulberry32, ownerOf } from '../harness/oracle';
+import { freePort, TestCluster } from '../harness/process';
+
+const ROUNDS = modelKnob('KVT_LINEAR_ROUNDS', 1);
+const SECONDS = modelKnob('KVT_LINEAR_SECONDS', 20);
+const SEED = modelKnob('KVT_LINEAR_SEED', 1);
+const CLIENTS = 6;
+/** Operations per client and round, whatever the machine's speed (the round's time usually ends it first). */
+const MAX_OPS_PER_CLIENT = 5_000;
+const FAMILIES_PER_STORE = 2;
+const FAMILY_KEYS = ['a1', 'a2', 'b1', 'b2', 'c1'];
+const SOLO_KEYS = ['s0', 's1'];
+const CLIENT = { timeoutMs: 2_000, retry: { maxRetries: 6, initialBackoffMs: 25, maxBackoffMs: 300 } };
+
+type Fault = 'store SIGKILL' | 'store SIGTERM' | 'store moved' | 'controller SIGKILL';
+
+describe('linearizability of the client operations under crashes', () => {
+  let cluster: TestCluster;
+
+  beforeAll(async () => {
+    cluster = await TestCluster.start({ stores: 2, stableStorePorts: true });
+  });
+  afterAll(async () => {
+    await cluster?.[Symbol.asyncDispose]();
+  });
+
+  it(`keeps every group's history linearizable through store and controller crashes (seed ${SEED}, ${ROUNDS} × ${SECONDS} s)`, async () => {
+    /** Violations, of every round (a soak goes on to find them all). */
+    const problems: string[] = [];
+    const totals = { ops: 0, unknown: 0, conditionFailed: 0, notApplied: 0, pages: 0, checkMs: 0, states: 0 };
+    const faults: Record<Fault, number> = { 'store SIGKILL': 0, 'store SIGTERM': 0, 'store moved': 0, 'controller SIGKILL': 0 };
+    for (let round = 0; round < ROUNDS; round++) {
+      const seed = SEED * 1000 + round;
+      const where = `seed ${SEED}, round ${round}`;
+      const table = `lin${round}`;
+      const keys = await prepareTable(cluster, table);
+      const recorder = new HistoryRecorder();
+      const factories = Array.from({ length: CLIENTS }, () => KeyValueTableFactory.withScope('lin', { controller: cluster.controllerAddress, ...CLIENT }));
+      try {
+        const clients = factories.map((f, c) => new WorkloadClient(c, f.forKeyValueTable(table, { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 }), recorder, keys, mulberry32(seed * 100 + c)));
+        const end = Date.now() + SECONDS * 1000;
+        const faulting = injectFaults(cluster, seed, end, faults);
+        await Promise.all(clients.map((c) => c.run(MAX_OPS_PER_CLIENT, () => Date.now() >= end)));
+        await faulting;
+        // Everything is up again: a last read of every key by every client.
+        for (const c of clients) await c.readEverything();
+      } finally {
+        for (const f of factories) await f.close();
+      }
+      expect(recorder.unexpected, where).toEqual([]);
+
+      const check = checkKvHistory(recorder.ops);
+      for (const problem of [
+        ...check.conflicts,
+        ...check.groups.filter((g) => g.verdict !== 'linearizable').map((g) => g.report ?? `${g.group}: the search gave up after ${g.states} states`),
+      ]) problems.push(`${where}: ${problem}`);
+      const counts = recorder.counts;
+      // The workload really did contend and really met faults (a round without them checks little).
+      expect(counts.acknowledged, where).toBeGreaterThan(200);
+      expect(counts.conditionFailed, where).toBeGreaterThan(20);
+      expect(counts.pages, where).toBeGreaterThan(20);
+      totals.ops += recorder.ops.length;
+      totals.unknown += counts.unknown;
+      totals.conditionFailed += counts.conditionFailed;
+      totals.notApplied += counts.notApplied;
+      totals.pages += counts.pages;
+      totals.checkMs += check.groups.reduce((n, g) => n + g.ms, 0);
+      totals.states += check.groups.reduce((n, g) => n + g.states, 0);
+    }
+    console.log(`linearizability: seed ${SEED}, ${ROUNDS} round(s) of ${SECONDS} s, ${totals.ops} operations checked (${totals.pages} iterator pages, ` +
+      `${totals.conditionFailed} failed conditions, ${totals.unknown} of unknown outcome; ${totals.notApplied} surely not applied left out), ` +
+      `faults ${JSON.stringify(faults)}, checker ${totals.checkMs} ms over ${totals.states} states, ${problems.length} violation(s)`);
+    expect(problems.join('\n\n')).toBe('');
+    expect(faults['store SIGKILL'] + faults['store SIGTERM'] + faults['controller SIGKILL']).toBeGreaterThanOrEqual(3 * ROUNDS);
+    expect(totals.unknown).toBeGreaterThan(0);
+  }, (ROUNDS * (SECONDS + 40) + 30) * 1000);
+});
+
+/** Creates table `name` and picks its families: FAMILIES_PER_STORE on each store. */
+async function prepareTable(cluster: TestCluster, name: string): Promise<WorkloadKeys> {
+  await using manager = new KeyValueTableManager({ controller: cluster.controllerAddress });
+  await manager.createScope('lin');
+  await manager.createKeyValueTable('lin', name, { partitionCount: 4 });
+  const routing = await fetchRouting(cluster.controllerAddress, 'lin', name);
+  const byStore = new Map<string, string[]>();
+  for (let i = 0; i < 200; i++) {
+    const family = `f${i}`;
+    const store = ownerOf(routing, family);
+    const list = byStore.get(store) ?? [];
+    if (list.length < FAMILIES_PER_STORE) byStore.set(store, [...list, family]);
+  }
+  const families = [...byStore.values()].flat();
+  expect(byStore.size, `table ${name} must have partitions on both stores`).toBe(2);
+  return { families, familyKeys: FAMILY_KEYS, soloKeys: SOLO_KEYS };
+}
+
+/**
+ * Crashes and restarts processes at random moments until `end`, each store and the controller on its
+ * own schedule (so faults overlap at times): a store SIGKILLed or stopped and restarted at once, on
+ * its port or now and then on a new one (which the controller accepts once the old address has been
+ * silent for its store timeout, and the clients learn from it); the controller SIGKILLed and restarted
+ * on its own port (which the clients know).
+ */
+async function injectFaults(cluster: TestCluster, seed: number, end: number, faults: Record<Fault, number>): Promise<void> {
+  const controllerPort = cluster.controller.port;
+  const pause = (rand: () => number, from: number, spread: number) => new Promise((r) => setTimeout(r, from + Math.floor(rand() * spread)));
+  const storeFaults = cluster.stores.map(async (_, store) => {
+    const rand = mulberry32(seed * 10 + store);
+    for (await pause(rand, 200, 800); Date.now() + 2_000 < end; await pause(rand, 200, 800)) {
+      const fault: Fault = rand() < 0.75 ? 'store SIGKILL' : 'store SIGTERM';
+      faults[fault]++;
+      const moves = rand() < 0.2;
+      await cluster.stores[store].kill(fault === 'store SIGKILL' ? 'SIGKILL' : 'SIGTERM');
+      await cluster.restartStore(store, moves ? await freePort() : cluster.stores[store].port);
+      if (moves) faults['store moved']++;
+    }
+  });
+  const controllerFaults = (async () => {
+    const rand = mulberry32(seed * 10 + 9);
+    for (await pause(rand, 1_000, 3_000); Date.now() + 2_000 < end; await pause(rand, 1_000, 3_000)) {
+      faults['controller SIGKILL']++;
+      await cluster.controller.kill('SIGKILL');
+      await pause(rand, 0, 300);
+      await cluster.restartController(controllerPort);
+    }
+  })();
+  await Promise.all([...storeFaults, controllerFaults]);
+}
