@@ -7,9 +7,10 @@
  * before the batch, then everything is applied or nothing is. Versions are per segment, so a version
  * from another partition never satisfies a condition.
  *
- * Retries: reads and unconditional single-key updates are retried on UNAVAILABLE within the
- * deadline; inserts, conditional updates and batches only when the request surely did not reach the
- * store — otherwise `UnavailableError.maybeApplied` is true and the caller should read back.
+ * Retries: reads are retried on UNAVAILABLE within the deadline; updates (unconditional ones too)
+ * only when the request surely did not reach the store — otherwise `UnavailableError.maybeApplied` is
+ * true and the caller should read back. (Sent again, an update could be applied twice, over another
+ * client's write made in between.)
  */
 import { MAX_GET_KEYS, MAX_ITERATOR_PAGE_ITEMS } from '../proto/limits';
 import type { Entry } from '../proto/messages';
@@ -38,7 +39,6 @@ interface Batch {
   modifications: EncodedModifications;
   keys: unknown[];
   bytes: number;
-  idempotent: boolean;
 }
 
 /** A table of keys K and values V; obtain one from `KeyValueTableFactory.forKeyValueTable`. */
@@ -153,7 +153,7 @@ export class KeyValueTable<K, V> implements AsyncDisposable {
       const refs = indexes.map((i) => ({ family: fam, key: bytes[i] }));
       const size = refs.reduce((n, r) => n + r.key.length, 0);
       const { response, segmentId } = await this.transport.execute((t) => t.routeOf(point), (segment) => ({ get: { segmentId: segment, keys: refs } }), size, {
-        idempotent: true, read: true, keyAt: (i) => list[indexes[i]],
+        read: true, keyAt: (i) => list[indexes[i]],
       });
       const entries = response.get?.entries ?? [];
       if (entries.length !== refs.length) throw new ServiceError(`the store answered ${entries.length} entries for ${refs.length} keys`, { code: 'SERVICE_ERROR' });
@@ -229,7 +229,7 @@ export class KeyValueTable<K, V> implements AsyncDisposable {
     const encoder = new UpdateEncoder(family ?? '', 1);
     encoder.add(MODIFICATION_TYPES[type], keyBytes, valueBytes, condition, checkTtl(ttlMs));
     const batch: Batch = {
-      point: routingPoint(family, keyBytes), modifications: encoder.finish(), keys: [key], bytes: encoder.dataBytes, idempotent: encoder.idempotent,
+      point: routingPoint(family, keyBytes), modifications: encoder.finish(), keys: [key], bytes: encoder.dataBytes,
     };
     return (await this.send(batch))[0];
   }
@@ -250,7 +250,7 @@ export class KeyValueTable<K, V> implements AsyncDisposable {
       keys[i] = m.key;
     }
     checkBatchBytes(encoder.dataBytes);
-    return { point: routingPoint(family, EMPTY), modifications: encoder.finish(), keys, bytes: encoder.dataBytes, idempotent: encoder.idempotent };
+    return { point: routingPoint(family, EMPTY), modifications: encoder.finish(), keys, bytes: encoder.dataBytes };
   }
 
   /**
@@ -286,7 +286,7 @@ export class KeyValueTable<K, V> implements AsyncDisposable {
       (t) => t.routeOf(batch.point),
       (segment) => ({ update: { segmentId: segment, modifications } }),
       batch.bytes,
-      { idempotent: batch.idempotent, keyAt: (i) => keys[i] },
+      { keyAt: (i) => keys[i] },
     );
     return versionsOf(response.update ?? undefined, modifications.types, segmentId);
   }

@@ -1,10 +1,10 @@
 /**
  * Retry policy. Calls are retried with exponential backoff while the failure is transient
  * (UNAVAILABLE, including a passed per-attempt deadline) and the overall deadline allows. An update
- * that is not idempotent (conditional updates, inserts) is retried only when the request surely did
- * not reach the server: the channel had no connection, or the server refused it explicitly with a kvt
- * UNAVAILABLE code before doing anything. Otherwise its outcome is unknown and the caller gets an
- * `UnavailableError` with `maybeApplied: true`.
+ * (of any kind: an unconditional put applied twice can overwrite another client's write made in
+ * between) is retried only when the request surely did not reach the server: the channel had no
+ * connection, or the server refused it explicitly with a kvt UNAVAILABLE code before doing anything.
+ * Otherwise its outcome is unknown and the caller gets an `UnavailableError` with `maybeApplied: true`.
  */
 import * as grpc from '@grpc/grpc-js';
 import { ERROR_CODE_TRAILER } from '../../proto/error-codes';

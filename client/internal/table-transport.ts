@@ -5,7 +5,10 @@
  *   refresh it once and retry (if the controller says the table is gone, TableNotFoundError).
  * - UNAVAILABLE / connection failure / a refused or unreachable controller: refresh the routing (the
  *   store may be back on a new address) and retry with backoff, at most `maxRetries` times and never
- *   past the deadline; updates that are not idempotent only when the request surely was not sent.
+ *   past the deadline; updates only when the request surely was not sent. Why not an unconditional
+ *   put sent again: applied twice, with another client's write in between, it would overwrite that
+ *   write (even a conditional one made at the version the first application produced) and show
+ *   readers the first value, then the other, then the first again.
  */
 import type * as grpc from '@grpc/grpc-js';
 import { ERROR_CODE_TRAILER } from '../../proto/error-codes';
@@ -20,11 +23,12 @@ import type { ClientSubRequest } from './wire-codec';
 
 /** How one request may be retried and how to name its keys in errors. */
 export interface RequestPolicy {
-  /** True when applying the request twice is harmless (reads, unconditional puts and removes). */
-  idempotent: boolean;
   /** The caller's key at a batch index (to name the failing key). */
   keyAt?: (index: number) => unknown;
-  /** True for reads: a failed read never leaves anything applied. */
+  /**
+   * True for reads: retried after any transient failure, and a failed read never leaves anything
+   * applied. An update is sent again only when it surely did not reach the store.
+   */
   read?: boolean;
 }
 
@@ -69,7 +73,7 @@ export class TableTransport {
     await this.withRetries((t) => {
       table = t;
       return t.allRoutes()[0];
-    }, async () => undefined, { idempotent: true, read: true });
+    }, async () => undefined, { read: true });
     return table!;
   }
 
@@ -112,7 +116,7 @@ export class TableTransport {
       const store = this.connections.store(route.address);
       const response = await callUnary<unknown, Res>(store, method, build(route.segmentId), deadline);
       return { response, route };
-    }, { idempotent: true, read: true });
+    }, { read: true });
   }
 
   private async withRetries<T>(pick: (t: RoutingTable) => Route, attempt: (route: Route, deadline: number) => Promise<T>, policy: RequestPolicy): Promise<T> {
@@ -142,7 +146,7 @@ export class TableTransport {
         const unknown = !policy.read && route !== undefined && outcomeUnknown(cause);
         maybeApplied ||= unknown;
         const site = { table: this.tableName, segment: route?.segmentId, keyAt: policy.keyAt, maybeApplied };
-        if (!isRetryable(cause, policy.idempotent)) throw finalError(cause, site, unknown);
+        if (!isRetryable(cause, policy.read === true)) throw finalError(cause, site, unknown);
         const wait = backoffMs(tries + 1, this.settings.retry);
         if (tries >= this.settings.retry.maxRetries || Date.now() + wait >= deadline) throw finalError(cause, site, unknown);
         this.settings.logger?.debug?.('kvt client retrying', { table: this.tableName, segment: route?.segmentId, attempt: tries + 1, waitMs: wait });
@@ -198,12 +202,12 @@ function beforeDeadline(routing: Promise<RoutingTable>, deadline: number, table:
   return Promise.race([routing, late]).finally(() => clearTimeout(timer));
 }
 
-/** Transient failures are retried; updates that may not be applied twice only when surely not sent. */
-function isRetryable(err: unknown, idempotent: boolean): boolean {
+/** Transient failures are retried: those of reads always, those of updates only when surely not sent. */
+function isRetryable(err: unknown, read: boolean): boolean {
   if (err instanceof KvtError) return false;
   if (isWire(err)) return err.code === 'UNAVAILABLE';
   if (!isTransient(err)) return false;
-  return idempotent || surelyNotSent(err);
+  return read || surelyNotSent(err);
 }
 
 /** The kvt code of a failed sub-request, or of a failed call (its trailer: Iterate and Scan calls). */

@@ -128,8 +128,6 @@ export class UpdateEncoder {
   private total = 0;
   /** Key + value bytes added (what the batch limits count). */
   dataBytes = 0;
-  /** False once an INSERT or a conditional modification was added (applying those twice is not harmless). */
-  idempotent = true;
 
   /** @param family the batch's key family ("" for none); `capacity` the number of modifications. */
   constructor(family: string, capacity: number) {
@@ -150,7 +148,6 @@ export class UpdateEncoder {
       this.lastTtlField = stringField(TTL_TAG, ttlMs);
     }
     const conditionBytes = conditionField(condition);
-    if (type === MODIFICATION_TYPES.INSERT || conditionBytes.length > 0) this.idempotent = false;
     this.dataBytes += key.length + value.length;
     this.types[i] = type;
     this.keys[i] = key;

@@ -63,17 +63,11 @@ describe('UpdateEncoder', () => {
     expect([...expiring.finish().bytes]).toEqual([0x12, 15, 0x12, 1, 0x66, 0x1a, 1, 0x6b, 0x22, 1, 0x76, 0x32, 4, 0x35, 0x30, 0x30, 0x30]);
   });
 
-  it('tracks the key + value bytes and whether the batch may be applied twice', () => {
+  it('tracks the key + value bytes', () => {
     const put = new UpdateEncoder('f', 2);
     put.add(MODIFICATION_TYPES.PUT, Buffer.from('ab'), Buffer.from('xyz'), Version.NO_VERSION, '0');
     put.add(MODIFICATION_TYPES.REMOVE, Buffer.from('c'), EMPTY, undefined, '0');
-    expect([put.dataBytes, put.idempotent]).toEqual([6, true]);
-    const insert = new UpdateEncoder('f', 1);
-    insert.add(MODIFICATION_TYPES.INSERT, Buffer.from('k'), Buffer.from('v'), undefined, '0');
-    expect(insert.idempotent).toBe(false);
-    const conditional = new UpdateEncoder('f', 1);
-    conditional.add(MODIFICATION_TYPES.PUT, Buffer.from('k'), Buffer.from('v'), Version.NOT_EXISTS, '0');
-    expect(conditional.idempotent).toBe(false);
+    expect(put.dataBytes).toBe(6);
   });
 });
 
