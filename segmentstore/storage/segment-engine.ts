@@ -218,14 +218,39 @@ export class SegmentEngine {
    * @throws KvtFault INVALID_ARGUMENT, SEGMENT_NOT_FOUND, BAD_KEY_VERSION, NO_SUCH_KEY (with index).
    */
   update(req: UpdateInput): Promise<UpdateOutcome> {
+    return this.stageAndAcknowledge(req);
+  }
+
+  /** Stages `req` and resolves once it is durable; `staging` is told of a staging that waits for a read. */
+  private stageAndAcknowledge(req: UpdateInput, staging?: (staged: Promise<StagedUpdate>) => void): Promise<UpdateOutcome> {
     let staged: StagedUpdate | Promise<StagedUpdate>;
     try {
       staged = this.stage(req);
     } catch (err) {
-      return Promise.reject(err);
+      return this.refuse(req, err);
     }
-    if (staged instanceof Promise) return staged.then(acknowledge);
-    return acknowledge(staged);
+    if (!(staged instanceof Promise)) return acknowledge(staged);
+    staging?.(staged);
+    return staged.then(acknowledge, (err: unknown) => this.refuse(req, err));
+  }
+
+  /**
+   * Rejects an update that was not staged with `err`; a failed condition only once the state it was
+   * checked against is durable. Why: conditions see staged writes (DESIGN §2), and answering at once
+   * would tell the caller of a write a crash can still take back (a replace refused on a version that
+   * then, after a restart, is current again, with no write in between). If that write fails instead,
+   * the condition was checked against a state that never was: UNAVAILABLE (nothing applied; try again).
+   */
+  private refuse(req: UpdateInput, err: unknown): Promise<never> {
+    const code = (err as { code?: unknown })?.code;
+    if (code !== ErrorCodes.BAD_KEY_VERSION && code !== ErrorCodes.NO_SUCH_KEY) return Promise.reject(err);
+    // Batches flush in order, so the segment's newest batch being durable covers every staged write seen.
+    const pending = this.catalog.get(String(req.segmentId))?.lastBatch;
+    if (!pending) return Promise.reject(err);
+    return pending.done.then(
+      () => Promise.reject(err),
+      () => Promise.reject(new KvtFault(ErrorCodes.UNAVAILABLE, 'segment store could not write the state this condition was checked against; try again')),
+    );
   }
 
   /**
@@ -235,17 +260,7 @@ export class SegmentEngine {
   withHeldCommits<T>(work: (update: (req: UpdateInput) => Promise<UpdateOutcome>) => T): T {
     const release = this.committer.hold();
     const staging: Promise<unknown>[] = [];
-    const update = (req: UpdateInput): Promise<UpdateOutcome> => {
-      let staged: StagedUpdate | Promise<StagedUpdate>;
-      try {
-        staged = this.stage(req);
-      } catch (err) {
-        return Promise.reject(err);
-      }
-      if (!(staged instanceof Promise)) return acknowledge(staged);
-      staging.push(staged.catch(() => undefined));
-      return staged.then(acknowledge);
-    };
+    const update = (req: UpdateInput): Promise<UpdateOutcome> => this.stageAndAcknowledge(req, (staged) => staging.push(staged.catch(() => undefined)));
     try {
       return work(update);
     } finally {

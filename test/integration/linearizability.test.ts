@@ -11,19 +11,22 @@
  * sequential versioned key-value map, group by group (test/harness/kv-model.ts): every read sees the
  * latest write, conditions succeed exactly when the version matches, batches are atomic, versions
  * increase in the order writes take effect, and an operation of unknown outcome took effect once at
- * some point after its invocation, or never.
+ * some point after its invocation, or never. A second test stalls a store's disk to SIGKILL it at the
+ * moment a write is staged and not yet durable.
  *
  * KVT_LINEAR_ROUNDS (default 1) rounds of KVT_LINEAR_SECONDS (default 20) each, on a fresh table each,
  * and KVT_LINEAR_SEED (default 1) run it longer or with other seeds; the seed is printed with every
  * failure and in the summary line.
  */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyValueTableFactory, KeyValueTableManager, Serializers } from '../../client';
 import { modelKnob } from '../harness/engine-model';
 import { checkKvHistory } from '../harness/kv-model';
 import { HistoryRecorder, WorkloadClient, WorkloadKeys } from '../harness/kv-workload';
 import { fetchRouting, mulberry32, ownerOf } from '../harness/oracle';
-import { freePort, TestCluster } from '../harness/process';
+import { freePort, REPO_ROOT, startController, startSegmentStore, tempDir, TestCluster } from '../harness/process';
 
 const ROUNDS = modelKnob('KVT_LINEAR_ROUNDS', 1);
 const SECONDS = modelKnob('KVT_LINEAR_SECONDS', 20);
@@ -35,6 +38,7 @@ const FAMILIES_PER_STORE = 2;
 const FAMILY_KEYS = ['a1', 'a2', 'b1', 'b2', 'c1'];
 const SOLO_KEYS = ['s0', 's1'];
 const CLIENT = { timeoutMs: 2_000, retry: { maxRetries: 6, initialBackoffMs: 25, maxBackoffMs: 300 } };
+const PRELOAD = path.join(REPO_ROOT, 'test', 'harness', 'leveldb-fault-preload.cjs');
 
 type Fault = 'store SIGKILL' | 'store SIGTERM' | 'store moved' | 'controller SIGKILL';
 
@@ -98,6 +102,54 @@ describe('linearizability of the client operations under crashes', () => {
     expect(faults['store SIGKILL'] + faults['store SIGTERM'] + faults['controller SIGKILL']).toBeGreaterThanOrEqual(3 * ROUNDS);
     expect(totals.unknown).toBeGreaterThan(0);
   }, (ROUNDS * (SECONDS + 40) + 30) * 1000);
+});
+
+describe('linearizability of a condition checked against a write that a crash takes back', () => {
+  it('answers the failed condition only once that write is durable (a store whose disk stalls, SIGKILLed)', async () => {
+    using dir = tempDir('kvt-lin-stall-');
+    const hold = path.join(dir.path, 'hold');
+    const controller = await startController(path.join(dir.path, 'controller'));
+    const storeDir = path.join(dir.path, 'store');
+    const port = ['--port', String(await freePort())];
+    let store = await startSegmentStore(storeDir, controller.address, port, { NODE_OPTIONS: `--require ${PRELOAD}`, KVT_TEST_HOLD_FILE: hold });
+    const factories = Array.from({ length: 3 }, () => KeyValueTableFactory.withScope('lin', { controller: controller.address, ...CLIENT }));
+    try {
+      await store.waitForLog('registered with controller');
+      await using manager = new KeyValueTableManager({ controller: controller.address });
+      await manager.createScope('lin');
+      await manager.createKeyValueTable('lin', 'stall', { partitionCount: 1 });
+      const recorder = new HistoryRecorder();
+      const keys = { families: ['f'], familyKeys: ['a1'], soloKeys: [] };
+      const [writer, first, second] = factories.map((f, c) => new WorkloadClient(c, f.forKeyValueTable('stall', { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 }), recorder, keys, mulberry32(c)));
+      await writer.put('f', 'a1');
+      for (const c of [first, second]) await c.read('f', ['a1']);
+
+      // The first replace is staged and its write stalls; the second, at the same version, fails on
+      // it. Then the store dies with the write not done. (The second used to be answered
+      // BAD_KEY_VERSION at once, though after the restart the version it named was current again.)
+      fs.writeFileSync(hold, '');
+      const replaced = first.replace('f', 'a1', first.seenVersion('f', 'a1')!);
+      for (let i = 0; i < 1_000 && !fs.existsSync(`${hold}.waiting`); i++) await new Promise((r) => setTimeout(r, 10));
+      expect(fs.existsSync(`${hold}.waiting`), 'the store stalls writing the first replace').toBe(true);
+      const failed = second.replace('f', 'a1', second.seenVersion('f', 'a1')!);
+      await Promise.race([failed, new Promise((r) => setTimeout(r, 2_000))]);
+      await store.kill('SIGKILL');
+      fs.rmSync(hold);
+      store = await startSegmentStore(storeDir, controller.address, port);
+      await store.waitForLog('registered with controller');
+      await Promise.all([replaced, failed]);
+      await writer.read('f', ['a1']);
+
+      expect(recorder.unexpected).toEqual([]);
+      const check = checkKvHistory(recorder.ops);
+      expect(check.conflicts).toEqual([]);
+      expect(check.groups.map((g) => g.report ?? g.verdict).join('\n')).toBe('linearizable');
+    } finally {
+      for (const f of factories) await f.close();
+      await store.stop();
+      await controller.stop();
+    }
+  });
 });
 
 /** Creates table `name` and picks its families: FAMILIES_PER_STORE on each store. */

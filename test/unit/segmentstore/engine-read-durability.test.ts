@@ -1,6 +1,10 @@
-/** Reads never see a write before it is durable (though conditions already do); queued batches share one write. */
+/**
+ * Reads never see a write before it is durable; conditions are checked against staged writes, but a
+ * failed one is answered only once they are durable; queued batches share one write.
+ */
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { failNextChainedWrite } from '../../harness/leveldb-faults';
 import { tempDir } from '../../harness/process';
 import { SegmentEngine } from '../../../segmentstore/storage/segment-engine';
 
@@ -32,6 +36,41 @@ describe('SegmentEngine.get', () => {
       expect(got.entries[0].value.toString()).toBe(`v${round}`);
     }
     for (let round = 0; round < 20; round++) expect(order.indexOf(`ack ${round}`)).toBeLessThan(order.indexOf(`read ${round}`));
+  });
+});
+
+describe('SegmentEngine.update with a condition that fails on a staged write', () => {
+  const key = Buffer.from('k');
+  const conditional = (family: string, sequence: string) => ({ segmentId: '1', modifications: [{ family, key, value: Buffer.from('second'), condition: { kind: 'VERSION' as const, segmentId: '1', sequence } }] });
+  const open = async () => {
+    const dir = tempDir();
+    const engine = await SegmentEngine.open(path.join(dir.path, 'db'), { expirySweepIntervalMs: 0 });
+    await engine.createSegment('1');
+    return { engine, async [Symbol.asyncDispose]() { await engine.close().catch(() => undefined); dir.dispose(); } };
+  };
+
+  it.each(['f', ''])('answers BAD_KEY_VERSION only after that write is acknowledged (family %j)', async (family) => {
+    await using target = await open();
+    const { engine } = target;
+    const first = await engine.update({ segmentId: '1', modifications: [{ family, key, value: Buffer.from('first') }] });
+    const order: string[] = [];
+    const write = engine.update({ segmentId: '1', modifications: [{ family, key, value: Buffer.from('overwrite') }] }).then(() => order.push('write acknowledged'));
+    const refused = engine.update(conditional(family, first.sequences[0])).catch((err: { code?: string }) => order.push(`condition ${err.code}`));
+    await Promise.all([write, refused]);
+    expect(order).toEqual(['write acknowledged', 'condition BAD_KEY_VERSION']);
+  });
+
+  // (In a keyed family whose chunk is in memory the condition is checked at once, while the write is staged.)
+  it('answers UNAVAILABLE (nothing applied) when that write fails: the state it saw never was', async () => {
+    await using target = await open();
+    const { engine } = target;
+    const family = 'f';
+    const first = await engine.update({ segmentId: '1', modifications: [{ family, key, value: Buffer.from('first') }] });
+    using _fault = failNextChainedWrite('injected write failure');
+    const write = engine.update({ segmentId: '1', modifications: [{ family, key, value: Buffer.from('lost') }] });
+    const refused = engine.update(conditional(family, first.sequences[0]));
+    await expect(write).rejects.toThrow('injected write failure');
+    await expect(refused).rejects.toMatchObject({ code: 'UNAVAILABLE', message: 'segment store could not write the state this condition was checked against; try again' });
   });
 });
 
