@@ -6,12 +6,13 @@
  * round of a closed loop starts with an unmeasured warm-up (the first one full length), and after it
  * the next peer waits for this one's servers to go idle.
  *
- * Server CPU is charged per case, not per window: a server's meter runs from before the case's first
- * round to after its last, through the other peers' rounds, and is divided by every operation the
- * peer completed in the case (warm-ups and the operations in flight at a window's end included). So
- * deferred work (a LevelDB compaction, etcd's backend commit) is charged to the peer that caused it,
- * wherever it ran. The in-process raw LevelDB has no servers of its own: its figure is the benchmark
- * process over its windows, driver included.
+ * Server CPU is charged per round, not per window: a server's meter runs from the start of the peer's
+ * round (its warm-up included) until its servers are idle again after it, and is divided by every
+ * operation the round completed (warm-up and the operations in flight at the window's end included).
+ * So work a server defers past the window (a LevelDB compaction, etcd's backend commit) is charged to
+ * the peer that caused it, and does not run into the next peer's round. Two peers of one server (the
+ * two etcd clients) are each charged their own rounds only. The in-process raw LevelDB has no servers
+ * of its own: its figure is the benchmark process over its windows, driver included.
  */
 import { startCpuMeter, waitUntilIdle } from './core/cpu';
 import { LatencyHistogram, newLatencyHistogram, summarize } from './core/latency';
@@ -77,24 +78,23 @@ export async function warmUpPeer(peer: Peer, s: BenchSettings): Promise<void> {
 export class RoundTotals {
   ops = 0;
   units = 0;
-  /** Every operation completed, warm-ups and window ends included (what the whole case's CPU paid for). */
-  completed = 0;
   errors = 0;
   firstError?: string;
   elapsedMs = 0;
   rounds = 0;
-  /** The windows' CPU, summed; undefined once any round's was unreadable. See {@link chargeWholeCase}. */
+  /** The CPU charged to the rounds, summed; undefined once any round's was unreadable. */
   cpuSeconds: number | undefined = 0;
-  /** The operations {@link cpuSeconds} is divided by. */
-  private cpuOps: 'window' | 'completed' = 'window';
+  /** The operations {@link cpuSeconds} paid for. */
+  cpuOps = 0;
   readonly extra: Extra = {};
   readonly histogram: LatencyHistogram = newLatencyHistogram();
 
-  add(run: RunResult, cpu: number | undefined, extra: Extra): void {
+  /** Adds a round; `cpu` is what it is charged, for `cpuOps` operations. */
+  add(run: RunResult, cpu: number | undefined, cpuOps: number, extra: Extra): void {
     this.rounds++;
     this.ops += run.ops;
     this.units += run.units;
-    this.completed += run.completed;
+    this.cpuOps += cpuOps;
     this.errors += run.errors;
     this.firstError ??= run.firstError;
     this.elapsedMs += run.elapsedMs;
@@ -103,23 +103,16 @@ export class RoundTotals {
     this.histogram.add(run.histogram);
   }
 
-  /** Charges the servers' CPU over the whole case instead of the windows', per completed operation. */
-  chargeWholeCase(cpuSeconds: number | undefined): void {
-    this.cpuSeconds = cpuSeconds;
-    this.cpuOps = 'completed';
-  }
-
   measurement(): PeerMeasurement {
     const secs = this.elapsedMs / 1000;
     const cpuSeconds = this.cpuSeconds === undefined ? null : round(this.cpuSeconds, 3);
-    const cpuOps = this.cpuOps === 'completed' ? this.completed : this.ops;
     return {
       ops: this.ops,
       opsPerSec: round(this.ops / secs, 1),
       unitsPerSec: round(this.units / secs, 1),
       latency: summarize(this.histogram),
       cpuSeconds,
-      cpuPerOp: this.cpuSeconds === undefined || cpuOps === 0 ? null : this.cpuSeconds / cpuOps,
+      cpuPerOp: this.cpuSeconds === undefined || this.cpuOps === 0 ? null : this.cpuSeconds / this.cpuOps,
       errors: this.errors,
       ...(this.firstError ? { firstError: this.firstError } : {}),
       ...(Object.keys(this.extra).length ? { extra: { ...this.extra } } : {}),
@@ -142,22 +135,23 @@ export async function measureCaseInRounds(contenders: readonly Contender[], spec
   const failed = new Map<string, Error>();
   // Start from idle servers: a dataset just loaded or the previous case may still be compacting.
   for (const c of contenders) await waitUntilIdle(c.peer.cpu, s.settleMs);
-  const caseMeters = new Map(contenders.filter((c) => c.peer.cpu.kind === 'pids').map((c) => [c.name, startCpuMeter(c.peer.cpu)]));
   for (let r = 0; r < rounds; r++) {
     const rs = roundSettings(s, rounds, r);
     for (let i = 0; i < contenders.length; i++) {
       const { name, peer } = contenders[(r + i) % contenders.length];
       if (failed.has(name)) continue;
+      const servers = peer.cpu.kind === 'pids' ? startCpuMeter(peer.cpu) : undefined;
       try {
         const { run, cpu, extra } = await drive(peer, spec, rs);
-        totals.get(name)!.add(run, cpu, extra);
+        await waitUntilIdle(peer.cpu, s.settleMs);
+        if (servers) totals.get(name)!.add(run, servers(), run.completed, extra);
+        else totals.get(name)!.add(run, cpu, run.ops, extra);
       } catch (err) {
         failed.set(name, err instanceof Error ? err : new Error(String(err)));
+        await waitUntilIdle(peer.cpu, s.settleMs);
       }
-      await waitUntilIdle(peer.cpu, s.settleMs);
     }
   }
-  for (const [name, meter] of caseMeters) totals.get(name)!.chargeWholeCase(meter());
   return new Map(contenders.map((c) => [c.name, failed.get(c.name) ?? totals.get(c.name)!.measurement()]));
 }
 

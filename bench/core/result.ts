@@ -13,11 +13,12 @@ export interface PeerMeasurement {
   unitsPerSec: number;
   latency: LatencySummary;
   /**
-   * Server CPU-seconds over the whole case, deferred work included (bench/measure.ts); for the
-   * in-process raw LevelDB, the benchmark process over its windows. Null when /proc was unreadable.
+   * Server CPU-seconds of the peer's rounds, each until its servers were idle again (deferred work
+   * included; bench/measure.ts); for the in-process raw LevelDB, the benchmark process over its
+   * windows. Null when /proc was unreadable.
    */
   cpuSeconds: number | null;
-  /** Server CPU-seconds per operation completed in the case (warm-ups included). */
+  /** Server CPU-seconds per operation completed in those rounds (warm-ups included). */
   cpuPerOp: number | null;
   errors: number;
   firstError?: string;

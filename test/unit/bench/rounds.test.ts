@@ -89,7 +89,7 @@ describe('bench rounds', () => {
     }
   });
 
-  it('charges a server the work it defers past its window, and waits for it before the next peer', async () => {
+  it('charges a server the work it defers past its window, to that peer alone, and waits for it before the next peer', async () => {
     // A stand-in server: told "burn" on stdin, it waits 100 ms, then spends 400 ms of CPU, then says
     // "done". The case's operations themselves cost it nothing, so all its CPU is deferred work,
     // which ends after the round's window closed (the windows are 150 ms).
@@ -100,11 +100,13 @@ describe('bench rounds', () => {
     const b = await RawLevelPeer.open();
     try {
       const a = { name: 'etcd-grpc', cpu: { kind: 'pids', pids: () => [server.pid!] } } as unknown as Peer;
+      // A second client of the same server (as etcd3 and etcd-grpc share one etcd), which burns nothing.
+      const a2 = { name: 'etcd3', cpu: { kind: 'pids', pids: () => [server.pid!] } } as unknown as Peer;
       const roundStarts: { peer: string; at: number }[] = [];
       const spec: CaseSpec = {
         id: 'T', workload: 'T', title: 'deferred work', unit: 'ops', shape: { kind: 'closed', concurrency: 2 },
         operation(peer) {
-          roundStarts.push({ peer: peer === b ? 'b' : 'a', at: Date.now() });
+          roundStarts.push({ peer: peer === b ? 'b' : peer === a2 ? 'a2' : 'a', at: Date.now() });
           if (peer === a) server.stdin.write('burn\n');
           return async () => {
             await new Promise((resolve) => setTimeout(resolve, 2));
@@ -113,7 +115,7 @@ describe('bench rounds', () => {
         },
       };
       const s = { ...QUICK, measureMs: 300, warmupMs: 0, settleMs: 5_000 };
-      const result = await measureCaseInRounds([{ name: 'a', peer: a }, { name: 'b', peer: b }], spec, s, 2);
+      const result = await measureCaseInRounds([{ name: 'a', peer: a }, { name: 'b', peer: b }, { name: 'a2', peer: a2 }], spec, s, 2);
       const m = result.get('a');
       if (!m || m instanceof Error) throw new Error(`no measurement: ${String(m)}`);
       // Two burns of 400 ms, both after their windows: charged (a window-only meter read ~0).
@@ -121,6 +123,10 @@ describe('bench rounds', () => {
       // Divided by every operation completed, those after the windows' ends too: at most per window op.
       expect(m.cpuPerOp).toBeGreaterThan(0);
       expect(m.cpuPerOp!).toBeLessThanOrEqual(m.cpuSeconds! / m.ops);
+      // The other client of that server is not charged a's burns (a meter over the whole case was).
+      const m2 = result.get('a2');
+      if (!m2 || m2 instanceof Error) throw new Error(`no measurement: ${String(m2)}`);
+      expect(m2.cpuSeconds).toBeLessThan(0.2);
       // b's round (the next after a's first) began only once a's first burn was over.
       expect(burnsDone.length).toBe(2);
       const bAfterA = roundStarts.find((r, i) => r.peer === 'b' && roundStarts[i - 1]?.peer === 'a');
