@@ -141,15 +141,14 @@ export async function measureCaseInRounds(contenders: readonly Contender[], spec
       const { name, peer } = contenders[(r + i) % contenders.length];
       if (failed.has(name)) continue;
       const servers = peer.cpu.kind === 'pids' ? startCpuMeter(peer.cpu) : undefined;
-      try {
-        const { run, cpu, extra } = await drive(peer, spec, rs);
-        await waitUntilIdle(peer.cpu, s.settleMs);
-        if (servers) totals.get(name)!.add(run, servers(), run.completed, extra);
-        else totals.get(name)!.add(run, cpu, run.ops, extra);
-      } catch (err) {
+      const done = await drive(peer, spec, rs).catch((err: unknown) => {
         failed.set(name, err instanceof Error ? err : new Error(String(err)));
-        await waitUntilIdle(peer.cpu, s.settleMs);
-      }
+      });
+      await waitUntilIdle(peer.cpu, s.settleMs);
+      if (!done) continue;
+      const { run, cpu, extra } = done;
+      if (servers) totals.get(name)!.add(run, servers(), run.completed, extra);
+      else totals.get(name)!.add(run, cpu, run.ops, extra);
     }
   }
   return new Map(contenders.map((c) => [c.name, failed.get(c.name) ?? totals.get(c.name)!.measurement()]));

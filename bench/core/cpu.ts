@@ -60,19 +60,17 @@ const IDLE_TICKS = 1;
 
 /**
  * Waits until the processes of `source` are idle (one sample of {@link IDLE_SAMPLE_MS} with at most
- * one clock tick of CPU) or `maxMs` pass; resolves true when they went idle. A server's deferred work
+ * one clock tick of CPU) or `maxMs` pass (or their CPU cannot be read). A server's deferred work
  * (LevelDB compactions, etcd's backend commits) then neither lands in the next peer's round nor goes
  * uncharged. In-process sources are not waited for (they hold the benchmark itself).
  */
-export async function waitUntilIdle(source: CpuSource, maxMs: number): Promise<boolean> {
-  if (source.kind === 'self') return true;
+export async function waitUntilIdle(source: CpuSource, maxMs: number): Promise<void> {
+  if (source.kind === 'self') return;
   const deadline = Date.now() + maxMs;
   for (;;) {
     const meter = startCpuMeter(source);
     await new Promise((resolve) => setTimeout(resolve, IDLE_SAMPLE_MS));
     const used = meter();
-    if (used === undefined) return false;
-    if (used * CLOCK_TICKS <= IDLE_TICKS + 1e-9) return true;
-    if (Date.now() >= deadline) return false;
+    if (used === undefined || Math.round(used * CLOCK_TICKS) <= IDLE_TICKS || Date.now() >= deadline) return;
   }
 }
