@@ -270,8 +270,8 @@ export class SegmentEngine {
 
   /**
    * Validates and stages an update. Updates of one segment are staged in arrival order: while one
-   * of them waits for a LevelDB read, later ones queue behind it (the common unconditional update
-   * with nothing queued is staged synchronously, with no read at all).
+   * of them waits for a LevelDB read, later ones queue behind it, their own reads already under way
+   * (the common unconditional update with nothing queued is staged synchronously, with no read at all).
    */
   private stage(req: UpdateInput): StagedUpdate | Promise<StagedUpdate> {
     const seg = this.segment(req.segmentId);
@@ -286,9 +286,8 @@ export class SegmentEngine {
     }
     const keys = storageKeys(seg, mods);
     checkDuplicates(mods, keys.ids);
-    const read = needsRead(mods);
-    if (!read && !seg.stagingTail) return stageUpdate(this.ctx, seg, mods, keys);
-    return this.serialized(seg, () => (read ? this.readThenStage(seg, mods, keys) : stageUpdate(this.ctx, seg, mods, keys)));
+    if (!needsRead(mods)) return seg.stagingTail ? this.serialized(seg, () => stageUpdate(this.ctx, seg, mods, keys)) : stageUpdate(this.ctx, seg, mods, keys);
+    return this.readThenStage(seg, mods, keys);
   }
 
   /**
@@ -320,21 +319,22 @@ export class SegmentEngine {
     return staged.mods.length;
   }
 
+  /**
+   * Reads what the update's checks need at once, and stages it once the read is done and every update
+   * of `seg` that arrived before it is staged. Why not read in turn: the read of one update would wait
+   * for the reads and event-loop turns of every conditional update queued before it (W3's conditional
+   * replaces of hot keys queue several per segment). The read registers with the overlay before it
+   * starts, so every write staged after it began is still in the overlay when this update stages,
+   * and the checks (overlay first, then what was read) see the state as it is at staging time.
+   */
   private readThenStage(seg: SegmentState, mods: CheckedModification[], keys: UpdateKeys): Promise<StagedUpdate> {
     const token = this.overlay.beginRead();
-    return readForUpdate(this.ctx, seg, mods, keys).then(
-      (read) => {
-        try {
-          return stageUpdate(this.ctx, seg, mods, keys, read);
-        } finally {
-          this.overlay.endRead(token);
-        }
-      },
-      (err) => {
-        this.overlay.endRead(token);
-        throw err;
-      },
-    );
+    const read = readForUpdate(this.ctx, seg, mods, keys);
+    read.catch(() => undefined); // observed below, once earlier updates are staged
+    const staged = this.serialized(seg, () => read.then((r) => stageUpdate(this.ctx, seg, mods, keys, r))) as Promise<StagedUpdate>;
+    const end = (): void => this.overlay.endRead(token);
+    staged.then(end, end);
+    return staged;
   }
 
   /**
