@@ -136,6 +136,7 @@ function notesFor(args: Args, s: BenchSettings, session: Session, profileDir?: s
   const notes = [
     'Same durability everywhere: kvt acknowledges after its LevelDB fsync, etcd fsyncs its WAL per commit, raw LevelDB writes with sync: true.',
     'Ratios against "etcd" use the better of the two etcd clients on each metric.',
+    "etcd is restarted after each dataset is loaded into it: etcd 3.4 (Debian's) copies its backend's read buffer for every read and every Txn, and the buffer keeps the size of the busiest write burst so far, so after the bulk load a get cost etcd ~430 µs of CPU instead of ~60 µs (etcd 3.5 shares one copy: etcd-io/etcd#12933). The workloads' own writes still grow it, as they would on any etcd 3.4.",
     'Values read are views into the received message for every peer: the etcd clients decode bytes as Buffer slices, kvt reads with Serializers.bytesView.',
     `Values written are ${s.valueBytes} bytes of random letters from ${VALUE_POOL_SIZE} distinct ones (ValueSource): a batch's values barely compress, so the storage that compresses (kvt, raw LevelDB) gains nothing over the one that does not (etcd).`,
     `kvt runs as one controller and ${args.segmentStores} segment store${args.segmentStores === 1 ? '' : 's'} (\`--segment-stores\`), each a process of its own.`,

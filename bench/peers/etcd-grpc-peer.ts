@@ -61,10 +61,11 @@ export class EtcdGrpcPeer implements Peer {
   readonly cpu;
   private readonly client: KvClient;
 
-  constructor(endpoint: string, pid: number) {
+  /** @param pid the etcd server's current pid (it changes when the bench restarts etcd) */
+  constructor(endpoint: string, pid: () => number) {
     const KV = loadKvService();
     this.client = new KV(endpoint, grpc.credentials.createInsecure()) as unknown as KvClient;
-    this.cpu = { kind: 'pids', pids: () => [pid] } as const;
+    this.cpu = { kind: 'pids', pids: () => [pid()] } as const;
   }
 
   async put(key: string, value: Buffer): Promise<void> {

@@ -20,8 +20,14 @@ export interface EtcdNodeOptions {
 /** A running etcd; `stop()` kills it and deletes its data. */
 export interface EtcdNode {
   readonly endpoint: string;
+  /** The pid of the running process (a restart changes it). */
   readonly pid: number;
   readonly version: string;
+  /**
+   * Stops etcd (SIGTERM: it syncs and closes its backend) and starts it again on the same data dir and
+   * ports; resolves once /health says true. Clients reconnect on their own.
+   */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -96,17 +102,32 @@ export async function startEtcd(options: EtcdNodeOptions = {}): Promise<EtcdNode
   if (!version) throw new Error(`etcd not found (run scripts/install-etcd.sh)`);
   const dataDir = makeTempDir('etcd');
   const [clientPort, peerPort] = [await freePort(), await freePort()];
-  const child = killOnExit(spawn(binary, etcdArgs(dataDir, clientPort, peerPort), { stdio: ['ignore', 'pipe', 'pipe'] }));
-  const watcher = new LineWatcher(child, [child.stdout!, child.stderr!]);
+  const readyTimeoutMs = options.readyTimeoutMs ?? 20_000;
+  let child: ChildProcess | undefined;
+  const launch = async (): Promise<void> => {
+    child = killOnExit(spawn(binary, etcdArgs(dataDir, clientPort, peerPort), { stdio: ['ignore', 'pipe', 'pipe'] }));
+    await waitHealthy(child, new LineWatcher(child, [child.stdout!, child.stderr!]), clientPort, readyTimeoutMs);
+  };
   const stop = async (): Promise<void> => {
-    await stopChild(child);
+    if (child) await stopChild(child);
     removeDir(dataDir);
   };
   try {
-    await waitHealthy(child, watcher, clientPort, options.readyTimeoutMs ?? 20_000);
+    await launch();
   } catch (err) {
     await stop();
     throw err;
   }
-  return { endpoint: `127.0.0.1:${clientPort}`, pid: child.pid!, version, stop };
+  return {
+    endpoint: `127.0.0.1:${clientPort}`,
+    get pid() {
+      return child!.pid!;
+    },
+    version,
+    async restart() {
+      await stopChild(child!);
+      await launch();
+    },
+    stop,
+  };
 }

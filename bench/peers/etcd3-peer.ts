@@ -11,9 +11,10 @@ export class Etcd3Peer implements Peer {
   readonly cpu;
   private readonly client: Etcd3;
 
-  constructor(endpoint: string, pid: number) {
+  /** @param pid the etcd server's current pid (it changes when the bench restarts etcd) */
+  constructor(endpoint: string, pid: () => number) {
     this.client = new Etcd3({ hosts: `http://${endpoint}` });
-    this.cpu = { kind: 'pids', pids: () => [pid] } as const;
+    this.cpu = { kind: 'pids', pids: () => [pid()] } as const;
   }
 
   async put(key: string, value: Buffer): Promise<void> {
