@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import { helpText, OptionSpec, parseOptions, ParsedOptions, UsageError } from '../proto/runtime/flags';
 import { quietIpServernameWarning } from '../proto/runtime/tls';
 import { KeyValueTable, KeyValueTableFactory, KeyValueTableManager, KvtError, Serializer, Serializers } from '../client';
+import { MAX_PARTITION_COUNT, MIN_PARTITION_COUNT } from '../proto/limits';
 import { exportTable, importFile } from './cli-bulk';
 import { formatRemoval, formatStoreList } from './cli-store';
 
@@ -116,7 +117,7 @@ export const COMMANDS: Record<string, Command> = {
   },
   'table create': {
     usage: 'kvt table create SCOPE/TABLE --partitions N', summary: 'Creates a key-value table (prints "created" or "exists").',
-    options: [...CONNECTION, { flag: 'partitions', kind: 'int', default: 4, description: 'partition count (1-1024)' }],
+    options: [...CONNECTION, { flag: 'partitions', kind: 'int', default: 4, min: MIN_PARTITION_COUNT, max: MAX_PARTITION_COUNT, description: `partition count (${MIN_PARTITION_COUNT}-${MAX_PARTITION_COUNT})` }],
     args: [1, 1],
     run: ([t], o) => withManager(o, async (m) => {
       const { scope, table } = parseTablePath(t);

@@ -104,11 +104,14 @@ describe('kvt command (against a cluster)', () => {
     expect((await kvt(['scope', 'list'], env)).stdout.split('\n')).toContain('wiki');
   });
 
-  it('reports a bad partition count with the error code and exit 1', async () => {
-    const r = await kvt(['table', 'create', 'wiki/bad', '--partitions', '0'], env);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain('[INVALID_ARGUMENT]');
-    expect(r.stderr).toContain('partitionCount');
+  it('refuses a partition count out of range as bad usage (exit 2) before calling the controller', async () => {
+    for (const [given, limit] of [['0', 'the minimum is 1'], ['1025', 'the maximum is 1024']]) {
+      const r = await kvt(['table', 'create', 'wiki/bad', '--partitions', given], env);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('--partitions');
+      expect(r.stderr).toContain(limit);
+    }
+    expect((await kvt(['table', 'list', 'wiki'], env)).stdout).not.toContain('wiki/bad');
   });
 
   it('puts and gets keys, with and without a family', async () => {
