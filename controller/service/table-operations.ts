@@ -6,8 +6,11 @@
  * heard from since this controller started (StoreRegistry.placeableStoreIds); with none the request
  * waits up to `createWaitMs` for one and then fails UNAVAILABLE having written nothing. When stores are
  * live but some segment cannot be created within `createWaitMs`, the request fails UNAVAILABLE and the
- * table stays CREATING: the resumer finishes it once the store is back (creating it again returns
- * created=false meanwhile, as for any existing table).
+ * table stays CREATING: the resumer finishes it once the store is back. Creating it again with the
+ * same partition count meanwhile tries to finish it the same way, within `createWaitMs`: created=true
+ * once it is ACTIVE, else UNAVAILABLE again. (Answering created=false, as for a table that exists,
+ * turned the first caller's retry of its UNAVAILABLE into "exists" for a table nobody could use yet.)
+ * Another partition count, or any other state: created=false.
  *
  * Delete: persist DELETING, DeleteSegment on every store, then remove the metadata and answer
  * deleted=true. Unreachable stores: as for create, UNAVAILABLE after `createWaitMs`, the table stays
@@ -56,11 +59,18 @@ export class TableOperations {
     this.clock = options.clock ?? Date.now;
   }
 
-  /** Creates a table; false when it exists (any configuration, any state). Inputs are validated. */
+  /**
+   * Creates a table; false when it exists (any configuration, any state but a CREATING one of this
+   * partition count, which it finishes: see the module comment). Inputs are validated.
+   */
   create(scope: string, table: string, partitionCount: number): Promise<boolean> {
     return this.locks.run(tableKey(scope, table), async () => {
       if (!this.meta.hasScope(scope)) throw scopeNotFound(scope);
-      if (this.meta.getTable(scope, table)) return false;
+      const existing = this.meta.getTable(scope, table);
+      if (existing) {
+        if (existing.state !== 'CREATING' || existing.partitionCount !== partitionCount) return false;
+        return this.finishCreate(existing, this.clock() + this.options.createWaitMs);
+      }
       const waitUntil = this.clock() + this.options.createWaitMs;
       if (!(await this.registry.waitForPlaceableStore(waitUntil, () => this.stopping))) {
         throw new KvtFault(
@@ -73,11 +83,16 @@ export class TableOperations {
       if (outcome.kind === 'no-scope') throw scopeNotFound(scope);
       if (outcome.kind === 'exists') return false;
       this.logger.info('table creating', { table: tableKey(scope, table), partitionCount, stores: new Set(owners).size });
-      await this.retryUntil(outcome.table, 'create', this.clock() + this.options.createWaitMs);
-      await this.meta.transitionTable(scope, table, 'ACTIVE');
-      this.logger.info('table active', { table: tableKey(scope, table) });
-      return true;
+      return this.finishCreate(outcome.table, this.clock() + this.options.createWaitMs);
     });
+  }
+
+  /** Creates the segments of a CREATING table (held under its lock), then makes it ACTIVE; true. @throws UNAVAILABLE past `deadlineMs` */
+  private async finishCreate(record: TableRecord, deadlineMs: number): Promise<boolean> {
+    await this.retryUntil(record, 'create', deadlineMs);
+    await this.meta.transitionTable(record.scope, record.table, 'ACTIVE');
+    this.logger.info('table active', { table: tableKey(record.scope, record.table) });
+    return true;
   }
 
   /** Deletes a table and its segments; false when it does not exist (or its scope does not). */

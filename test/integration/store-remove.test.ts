@@ -11,7 +11,7 @@ import * as grpc from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import {
   KeyValueTableFactory, KeyValueTableManager, SegmentStoreHoldsDataError, SegmentStoreLiveError, SegmentStoreNotFoundError, Serializers,
-  TableNotFoundError,
+  TableNotFoundError, UnavailableError,
 } from '../../client';
 import { ERROR_CODE_TRAILER } from '../../proto/error-codes';
 import type { ListSegmentStoresResponse, Routing, TableInfo } from '../../proto/messages';
@@ -173,6 +173,19 @@ describe('removing a dead segment store', () => {
         expect(create.message).toContain('table s/t stays CREATING');
         await c.waitDead(1);
         expect((await client.call<TableInfo>('GetTable', { scope: 's', table: 't' })).state).toBe('CREATING');
+        // Creating it again with its partition count tries to finish it (before: created=false, so a
+        // client retrying its UNAVAILABLE reported "exists" for a table nobody could use yet).
+        const again = await failureOf(client.call('CreateTable', { scope: 's', table: 't', config: { partitionCount: 2 } }));
+        expect([again.kvtCode, again.message]).toEqual(['UNAVAILABLE', expect.stringContaining('table s/t stays CREATING')]);
+        expect(await client.call('CreateTable', { scope: 's', table: 't', config: { partitionCount: 3 } })).toEqual({ created: false });
+        const impatient = new KeyValueTableManager({ controller: c.controller.address, timeoutMs: 10_000, retry: { maxRetries: 1, initialBackoffMs: 50, maxBackoffMs: 200 } });
+        try {
+          const err = await rejection(impatient.createKeyValueTable('s', 't', { partitionCount: 2 }));
+          expect(err).toBeInstanceOf(UnavailableError);
+          expect(err.message).toContain('table s/t stays CREATING');
+        } finally {
+          await impatient.close();
+        }
 
         const removal = await manager.removeSegmentStore(c.storeIds[1]);
         expect(removal).toEqual({
@@ -181,6 +194,7 @@ describe('removing a dead segment store', () => {
         });
 
         expect((await client.call<TableInfo>('GetTable', { scope: 's', table: 't' })).state).toBe('ACTIVE');
+        expect(await manager.createKeyValueTable('s', 't', { partitionCount: 2 })).toBe(false);
         const routing = await fetchRouting(c.controller.address, 's', 't');
         expect(routing.partitions.map((p) => [p.storeId, p.storeLive])).toEqual([[c.storeIds[0], true], [c.storeIds[0], true]]);
         expect(await storeSegments(c.storeClient(0))).toEqual(routing.partitions.map((p) => p.segmentId));
