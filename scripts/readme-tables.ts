@@ -9,7 +9,7 @@ import { CONTROLLER_ENV_PREFIX, CONTROLLER_OPTIONS } from '../controller/config'
 import * as limits from '../proto/limits';
 import { OptionSpec } from '../proto/runtime/flags';
 import { ENV_PREFIX as SEGMENT_STORE_ENV_PREFIX, SEGMENT_STORE_OPTIONS } from '../segmentstore/config';
-import { MAX_STREAM_IN_FLIGHT, MAX_STREAM_REQUEST_BYTES } from '../segmentstore/service/execute-stream';
+import { MAX_STREAM_ANSWER_BYTES, MAX_STREAM_IN_FLIGHT, MAX_STREAM_REQUEST_BYTES } from '../segmentstore/service/execute-stream';
 
 function optionTable(title: string, envPrefix: string, specs: readonly OptionSpec[]): string {
   const rows = specs.map((o) => {
@@ -75,6 +75,7 @@ export const LIMIT_ROWS: readonly [limit: string, value: string][] = [
   ["one answer of the segment store's Gets", `≤ ${mib(limits.MAX_GET_ANSWER_BYTES)} of keys and values (the client asks again for the keys left out, so \`getAll\` of any size returns every entry)`],
   ['gRPC message', `≤ ${mib(limits.MAX_MESSAGE_BYTES)} either way (a larger one is refused with \`RESOURCE_EXHAUSTED\`)`],
   ['requests one `ExecuteStream` runs at once', `${MAX_STREAM_IN_FLIGHT} messages and ${mib(MAX_STREAM_REQUEST_BYTES)} of them (the store reads no further until answers are taken; a request of any size still runs alone)`],
+  ['answers one `ExecuteStream` holds', `${mib(MAX_STREAM_ANSWER_BYTES)}, not yet taken by HTTP/2 or still being read (the store reads no further; past it a Get answer holds only its first entry and the client asks again for the rest)`],
 ];
 
 /** The limits table. */

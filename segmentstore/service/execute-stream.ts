@@ -13,8 +13,13 @@
  *   flow control then holds the client back). So a client that sends but does not read its answers
  *   makes the store run and hold at most that many, not one per message it sent;
  * - likewise the stream stops reading once the messages it runs take {@link MAX_STREAM_REQUEST_BYTES}
- *   (their size on the wire), so a client cannot make it hold 64 maximum-size requests; it reads again
- *   below half of either bound, and reads at most one message ahead meanwhile;
+ *   (their size on the wire), so a client cannot make it hold 64 maximum-size requests;
+ * - and once its answers take {@link MAX_STREAM_ANSWER_BYTES}: those not yet taken by HTTP/2 count
+ *   with their size, a running Iterate with the most its page may take, and the Gets of running
+ *   messages draw on what is left as they read, so a client that does not read cannot make the store
+ *   hold 64 Get answers of 32 MiB either: once nothing is left a Get answer takes only its first entry
+ *   (the client asks again for the rest, as after any answer cut short by its byte cap);
+ * - it reads again below half of every bound, and reads at most one message ahead meanwhile;
  * - a message whose request (or iterate) does not decode, inside a message that does, is answered
  *   under its id with INVALID_ARGUMENT; a message that does not decode at all (its id cannot be
  *   trusted) ends the stream with INVALID_ARGUMENT, once the messages before it are answered, and
@@ -26,10 +31,12 @@
  */
 import type * as grpc from '@grpc/grpc-js';
 import { ErrorCodes } from '../../proto/error-codes';
-import { MAX_MESSAGE_BYTES } from '../../proto/limits';
+import { MAX_ITERATOR_PAGE_BYTES, MAX_ITERATOR_PAGE_ITEMS, MAX_MESSAGE_BYTES } from '../../proto/limits';
 import type { ExecuteRequest, ExecuteResponse, IterateRequest, IterateResponse } from '../../proto/messages';
 import { bidiStreaming, invalidArgument, KvtFault, MalformedRequest, toServiceError, wireErrorOf } from '../../proto/runtime/status';
-import { MalformedStreamMessage, StreamResponseMessage } from './wire-codec';
+import { BytePool, PageCaps } from '../storage/page-sink';
+import { getAnswerCaps } from '../storage/segment-engine';
+import { encodeExecuteStreamResponse, MalformedStreamMessage, StreamResponseMessage } from './wire-codec';
 
 /** Messages of one stream that may run at once. */
 export const MAX_STREAM_IN_FLIGHT = 64;
@@ -39,6 +46,13 @@ export const MAX_STREAM_IN_FLIGHT = 64;
  * message that passed it).
  */
 export const MAX_STREAM_REQUEST_BYTES = MAX_MESSAGE_BYTES;
+/** Bytes of the answers of one stream that may be held at once (see the rules above). */
+export const MAX_STREAM_ANSWER_BYTES = MAX_MESSAGE_BYTES;
+/**
+ * What a running Iterate holds of {@link MAX_STREAM_ANSWER_BYTES} until its page is encoded: the page
+ * cap, and the wire bytes of the most items a page holds beside their keys and values.
+ */
+export const ITERATE_ANSWER_RESERVE = MAX_ITERATOR_PAGE_BYTES + MAX_ITERATOR_PAGE_ITEMS * 32;
 /**
  * Messages grpc-js reads ahead of a paused stream: the high-water mark of the stream's Readable, 16 by
  * default, which would read 16 more messages (of up to 64 MiB) past either bound.
@@ -49,13 +63,15 @@ type StreamMessage =
   | { id: number; request: ExecuteRequest | null; iterate: IterateRequest | null; bytes: number }
   | MalformedStreamMessage
   | MalformedRequest;
-type StreamCall = grpc.ServerDuplexStream<StreamMessage, StreamResponseMessage>;
+type StreamCall = grpc.ServerDuplexStream<StreamMessage, StreamResponseMessage | Buffer>;
 
 interface OpenStream {
   readonly call: StreamCall;
   inFlight: number;
   /** Wire bytes of the messages in flight. */
   bytes: number;
+  /** Answers held: see {@link MAX_STREAM_ANSWER_BYTES}. */
+  readonly answers: BytePool;
   paused: boolean;
   /** Set by a message that does not decode: the stream ends with it once nothing is in flight. */
   failure: KvtFault | undefined;
@@ -73,19 +89,29 @@ export class ExecuteStreams {
   private closed: Promise<void> | undefined;
 
   /**
-   * @param run runs one Execute (never rejects for a domain error: those go into its sub-responses)
+   * @param run runs one Execute (never rejects for a domain error: those go into its sub-responses);
+   *   its Gets share `budget`, which draws on the stream's answer bytes
    * @param iterate reads one iterator page (rejects with its fault, sent as the message's error)
    * @param onInternal told about unexpected failures
    */
   constructor(
-    private readonly run: (request: ExecuteRequest) => Promise<ExecuteResponse>,
+    private readonly run: (request: ExecuteRequest, budget: PageCaps) => Promise<ExecuteResponse>,
     private readonly iterate: (request: IterateRequest) => Promise<IterateResponse | Buffer>,
     private readonly onInternal: (err: unknown) => void,
   ) {}
 
   /** The grpc-js handler of `ExecuteStream`. */
   readonly handler = bidiStreaming((call: StreamCall): void => {
-    const s: OpenStream = { call, inFlight: 0, bytes: 0, paused: false, failure: undefined, clientDone: false, finished: false };
+    const s: OpenStream = {
+      call,
+      inFlight: 0,
+      bytes: 0,
+      answers: new BytePool(MAX_STREAM_ANSWER_BYTES),
+      paused: false,
+      failure: undefined,
+      clientDone: false,
+      finished: false,
+    };
     if (this.closing) {
       s.finished = true;
       call.end();
@@ -138,13 +164,16 @@ export class ExecuteStreams {
       return;
     }
     const bytes = msg.bytes;
+    const reserved = msg.request ? 0 : ITERATE_ANSWER_RESERVE;
     s.inFlight++;
     s.bytes += bytes;
-    if (s.inFlight >= MAX_STREAM_IN_FLIGHT || s.bytes >= MAX_STREAM_REQUEST_BYTES) this.pause(s);
+    s.answers.used += reserved;
+    if (overBound(s)) this.pause(s);
+    const caps = msg.request ? getAnswerCaps(s.answers) : undefined;
     let running: Promise<StreamResponseMessage>;
     try {
       running = msg.request
-        ? this.run(msg.request).then((response) => ({ id, response, iterate: null, error: null }))
+        ? this.run(msg.request, caps!).then((response) => ({ id, response, iterate: null, error: null }))
         : this.iterate(msg.iterate!).then((iterate) => ({ id, response: null, iterate, error: null }));
     } catch (err) {
       running = Promise.reject(err);
@@ -158,7 +187,25 @@ export class ExecuteStreams {
           return { id, response: null, iterate: null, error };
         },
       )
-      .then((answer) => this.write(s, answer, () => this.answered(s, bytes)));
+      .then((answer) => this.answer(s, answer, bytes, reserved + (caps ? caps.drawn : 0)));
+  }
+
+  /**
+   * Writes the answer of a message (`bytes` on the wire) that held `held` of the stream's answer bytes
+   * (an Iterate's reserve, or what its Gets drew as they read): from now on the answer holds its own
+   * size instead, until HTTP/2 takes it.
+   */
+  private answer(s: OpenStream, answer: StreamResponseMessage, bytes: number, held: number): void {
+    let encoded: Buffer;
+    try {
+      encoded = encodeExecuteStreamResponse(answer);
+    } catch (err) {
+      this.onInternal(err);
+      encoded = encodeExecuteStreamResponse({ id: answer.id, response: null, iterate: null, error: wireErrorOf(err) });
+    }
+    s.answers.used += encoded.length - held;
+    if (overBound(s)) this.pause(s);
+    this.write(s, encoded, () => this.answered(s, bytes, encoded.length));
   }
 
   /** Answers message `id` with `fault` without running it. */
@@ -174,12 +221,13 @@ export class ExecuteStreams {
 
   /**
    * A message of `s` (`bytes` on the wire) is answered and HTTP/2 took the answer: read again if
-   * paused and below half of both bounds, end if done.
+   * paused and below half of every bound, end if done.
    */
-  private answered(s: OpenStream, bytes: number): void {
+  private answered(s: OpenStream, bytes: number, answerBytes: number): void {
     s.inFlight--;
     s.bytes -= bytes;
-    if (s.paused && !s.failure && s.inFlight < MAX_STREAM_IN_FLIGHT / 2 && s.bytes < MAX_STREAM_REQUEST_BYTES / 2) {
+    s.answers.used -= answerBytes;
+    if (s.paused && !s.failure && belowHalf(s)) {
       s.paused = false;
       s.call.resume();
     }
@@ -190,7 +238,7 @@ export class ExecuteStreams {
    * Writes `msg` unless the stream is finished; `done` runs once HTTP/2 took it, or at once when it
    * is dropped. (A stream that breaks meanwhile is forgotten: its count no longer matters.)
    */
-  private write(s: OpenStream, msg: StreamResponseMessage, done?: () => void): void {
+  private write(s: OpenStream, msg: StreamResponseMessage | Buffer, done?: () => void): void {
     if (s.finished) {
       done?.();
       return;
@@ -223,6 +271,16 @@ export class ExecuteStreams {
       idle();
     }
   }
+}
+
+/** Whether `s` runs or holds as much as one of its bounds allows (it stops reading). */
+function overBound(s: OpenStream): boolean {
+  return s.inFlight >= MAX_STREAM_IN_FLIGHT || s.bytes >= MAX_STREAM_REQUEST_BYTES || s.answers.used >= MAX_STREAM_ANSWER_BYTES;
+}
+
+/** Whether `s` is below half of every bound (a paused stream reads again). */
+function belowHalf(s: OpenStream): boolean {
+  return s.inFlight < MAX_STREAM_IN_FLIGHT / 2 && s.bytes < MAX_STREAM_REQUEST_BYTES / 2 && s.answers.used < MAX_STREAM_ANSWER_BYTES / 2;
 }
 
 /**

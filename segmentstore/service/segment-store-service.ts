@@ -49,12 +49,11 @@ function errorResponse(err: unknown, segmentId: string | undefined): SubResponse
 
 /**
  * Runs every sub-request on its own (an Update is atomic by itself), in request order; all Updates
- * enter the same group commit. Results come back in request order.
+ * enter the same group commit. Results come back in request order. The Gets of one answer share
+ * `budget` (by default the caps of one message; an ExecuteStream's also draw on the stream's pool).
  */
-export function execute(engine: SegmentEngine, req: ExecuteRequest): Promise<ExecuteResponse> {
+export function execute(engine: SegmentEngine, req: ExecuteRequest, budget = getAnswerCaps()): Promise<ExecuteResponse> {
   const subs = Array.isArray(req?.requests) ? req.requests : [];
-  // The Gets of one answer share its byte budget, so that the answer fits in one message.
-  const budget = getAnswerCaps();
   const pending = engine.withHeldCommits((update) =>
     subs.map((sub, i): Promise<SubResponse> => {
       const kind = subRequestKind(sub);
@@ -77,7 +76,7 @@ export function segmentStoreDefinition(): grpc.ServiceDefinition {
 
 /** The `ExecuteStream` handler's state for `engine` (the store ends its streams on stop). */
 export function executeStreams(engine: SegmentEngine, log: Logger): ExecuteStreams {
-  return new ExecuteStreams((req) => execute(engine, req), (req) => engine.iterateForWire(req), (err) => log.error('internal error', { err }));
+  return new ExecuteStreams((req, budget) => execute(engine, req, budget), (req) => engine.iterateForWire(req), (err) => log.error('internal error', { err }));
 }
 
 /** The handlers object to pass to `server.addService(segmentStoreDefinition(), …)`. */

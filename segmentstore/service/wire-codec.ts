@@ -427,7 +427,12 @@ export function withFastCodecs(service: grpc.ServiceDefinition): grpc.ServiceDef
   return {
     ...service,
     Execute: { ...service.Execute, requestDeserialize: decodeExecuteRequest, responseSerialize: encodeExecuteResponse },
-    ExecuteStream: { ...service.ExecuteStream, requestDeserialize: decodeExecuteStreamRequest, responseSerialize: encodeExecuteStreamResponse },
+    // Answers arrive already encoded (ExecuteStreams counts their size), refusals as objects.
+    ExecuteStream: {
+      ...service.ExecuteStream,
+      requestDeserialize: decodeExecuteStreamRequest,
+      responseSerialize: (msg: StreamResponseMessage | Buffer) => (Buffer.isBuffer(msg) ? msg : encodeExecuteStreamResponse(msg)),
+    },
     // A keyed family's page arrives already encoded (SegmentEngine.iterateForWire).
     Iterate: { ...service.Iterate, responseSerialize: (res: IterateResponse | Buffer) => (Buffer.isBuffer(res) ? res : encodeIterateResponse(res)) },
   };

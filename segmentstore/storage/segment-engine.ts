@@ -23,7 +23,7 @@ import { Overlay } from './overlay';
 import { countSegment, readFamilyPage, readScanPage } from './chunk-reader';
 import { FamilyStore } from './family-store';
 import { readPage } from './page-reader';
-import { FamilyPageSink, ObjectPageSink, PageCaps, WirePageSink } from './page-sink';
+import { BytePool, FamilyPageSink, ObjectPageSink, PageCaps, WirePageSink } from './page-sink';
 import { SegmentCatalog } from './segment-catalog';
 import { DEFAULT_WRITE_BUFFER_BYTES, EngineState, SegmentEngineOptions, SegmentState } from './segment-state';
 import { needsRead, readForUpdate, StageContext, StagedUpdate, stageUpdate, storageKeys, UpdateKeys, UpdateOutcome } from './update-stager';
@@ -68,11 +68,12 @@ const GET_SLICE_KEYS = 64;
 
 /**
  * The caps of the Gets of one answer (see GetResponse in segmentstore.proto): any number of entries
- * within MAX_GET_ANSWER_BYTES of keys and values, the first always (so every answer makes progress).
- * An entry refused ends its Get's answer at the keys before it.
+ * within MAX_GET_ANSWER_BYTES of keys and values (and within what `pool` has left: an ExecuteStream's
+ * answers share one), the first always (so every answer makes progress). An entry refused ends its
+ * Get's answer at the keys before it.
  */
-export function getAnswerCaps(): PageCaps {
-  return new PageCaps(Infinity, MAX_GET_ANSWER_BYTES);
+export function getAnswerCaps(pool?: BytePool): PageCaps {
+  return new PageCaps(Infinity, MAX_GET_ANSWER_BYTES, pool);
 }
 
 /** Table segments on one LevelDB. Create with {@link SegmentEngine.open}. */

@@ -1,21 +1,22 @@
 /**
  * `ExecuteStream` flow control, on the store's own service served in-process over real gRPC with its
  * request decoder counting what the store reads off the wire: a client that keeps sending while its
- * requests are not answered makes the store read and hold a bounded number of bytes, not one
- * maximum-size message per message in flight.
+ * requests are not answered, or while it reads no answers, makes the store read and hold a bounded
+ * number of bytes, not one maximum-size message (or answer) per message in flight.
  */
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GRPC_CHANNEL_OPTIONS, kvtPackage } from '../../../proto/load';
-import { MAX_KEY_LENGTH } from '../../../proto/limits';
+import { MAX_KEY_LENGTH, MAX_VALUE_LENGTH } from '../../../proto/limits';
 import type { ExecuteStreamResponse, GetResponse } from '../../../proto/messages';
 import { bindGrpcServer, newGrpcServer, shutdownGrpcServer } from '../../../proto/runtime/grpc-server';
 import { silentLogger } from '../../../proto/runtime/log';
-import { MAX_STREAM_IN_FLIGHT, MAX_STREAM_REQUEST_BYTES } from '../../../segmentstore/service/execute-stream';
+import { MAX_STREAM_ANSWER_BYTES, MAX_STREAM_IN_FLIGHT, MAX_STREAM_REQUEST_BYTES } from '../../../segmentstore/service/execute-stream';
 import { executeStreams, segmentStoreDefinition, segmentStoreHandlers } from '../../../segmentstore/service/segment-store-service';
 import { SegmentEngine } from '../../../segmentstore/storage/segment-engine';
 import { tempDir } from '../../harness/process';
+import { unreadExecuteStream } from '../../harness/unread-stream';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -56,6 +57,15 @@ describe('ExecuteStream flow control', () => {
     return { engine, address: `127.0.0.1:${port}`, read };
   }
 
+  /** Polls (bounded) until `counter.bytes` has not moved for half a second. */
+  async function untilQuiet(counter: { bytes: number }): Promise<void> {
+    for (let quiet = 0, last = -1, polls = 0; quiet < 5 && polls < 300; polls++) {
+      await sleep(100);
+      quiet = counter.bytes === last ? quiet + 1 : 0;
+      last = counter.bytes;
+    }
+  }
+
   it('stops reading a stream once its unanswered requests pass the byte budget, and answers every one later', async () => {
     const { engine, address, read } = await storeCountingReads();
     await engine.createSegment('1');
@@ -90,11 +100,7 @@ describe('ExecuteStream flow control', () => {
     call.end();
     try {
       // Wait until the store has stopped reading: nothing more read for half a second (bounded).
-      for (let quiet = 0, last = -1, polls = 0; quiet < 5 && polls < 300; polls++) {
-        await sleep(100);
-        quiet = read.bytes === last ? quiet + 1 : 0;
-        last = read.bytes;
-      }
+      await untilQuiet(read);
       // Read but not answered: at most the budget, plus the message that crossed it and one read ahead;
       // before, 64 running plus 16 read ahead (200 MB here, up to 5 GiB of maximum-size messages).
       expect(answers).toHaveLength(0);
@@ -108,8 +114,62 @@ describe('ExecuteStream flow control', () => {
     expect(read.messages).toBe(N);
     expect(answers).toHaveLength(N);
     for (const a of answers) {
+      // All at once they pass the stream's answer bytes (2.5 MB of keys each), so later answers may
+      // stop short (the client asks again for the rest): a prefix of the keys, at least the first.
       const entries = (a.response!.responses[0].get as GetResponse).entries;
-      expect(entries.map((e) => e.found)).toEqual(keys.map(() => false));
+      expect(entries.length).toBeGreaterThanOrEqual(1);
+      expect(entries.map((e) => e.found)).toEqual(keys.slice(0, entries.length).map(() => false));
+      entries.forEach((e, i) => expect(Buffer.compare(e.key, keys[i].key)).toBe(0));
     }
+  }, 60_000);
+
+  it('holds at most the answer budget of Get answers for a stream whose client does not read, and completes them later', async () => {
+    const { engine, address } = await storeCountingReads();
+    await engine.createSegment('1');
+    // Count the bytes of keys and values the Gets answer with (the real engine still does the work).
+    const produced = { bytes: 0, answers: 0 };
+    const engineGet = engine.get.bind(engine);
+    engine.get = async (req, budget) => {
+      const res = await engineGet(req, budget);
+      produced.answers++;
+      for (const e of res.entries) produced.bytes += e.key.length + e.value.length;
+      return res;
+    };
+    // Eight values of the largest size: each message asks for all of them, an answer of ~8 MB.
+    const keys = Array.from({ length: 8 }, (_, i) => Buffer.from(`big-${i}`));
+    const values = keys.map((_, i) => Buffer.alloc(MAX_VALUE_LENGTH, i + 1));
+    for (let i = 0; i < keys.length; i++) await engine.update({ segmentId: '1', modifications: [{ type: 'PUT', family: '', key: keys[i], value: values[i] }] });
+    const N = 40;
+    const answerBytes = keys.length * MAX_VALUE_LENGTH;
+    // All 40 may run at once (the count bound is 64): 320 MB of answers, five times the budget.
+    expect(N).toBeLessThan(MAX_STREAM_IN_FLIGHT);
+    expect(N * answerBytes).toBeGreaterThan(4 * MAX_STREAM_ANSWER_BYTES);
+    const get = { segmentId: '1', keys: keys.map((key) => ({ family: '', key })) };
+    const call = unreadExecuteStream(address, Array.from({ length: N }, (_, i) => ({ id: i + 1, request: { requests: [{ get }] } })));
+    cleanup.push(() => call.close());
+    await untilQuiet(produced);
+    // Answered but not read (the client took at most its 64 KiB window), so held by the store: the
+    // budget, plus the first entry of each answer past it (every answer takes one, so that it makes
+    // progress); before, every answer in full (320 MB). The stream may also have stopped reading
+    // before the last messages.
+    const slack = N * (MAX_VALUE_LENGTH + 1024);
+    expect(produced.bytes, `${produced.answers} answers`).toBeLessThanOrEqual(MAX_STREAM_ANSWER_BYTES + slack);
+    expect(produced.bytes).toBeGreaterThan(MAX_STREAM_ANSWER_BYTES / 2);
+    const { answers, status } = await call.readAll();
+    expect(status).toBe(grpc.status.OK);
+    expect(answers.map((a) => a.id).sort((a, b) => a - b)).toEqual(Array.from({ length: N }, (_, i) => i + 1));
+    let complete = 0;
+    for (const a of answers) {
+      const entries = (a.response!.responses[0].get as GetResponse).entries;
+      // A prefix of the keys asked for, at least the first, with their values.
+      expect(entries.length, `answer ${a.id}`).toBeGreaterThanOrEqual(1);
+      entries.forEach((e, i) => {
+        expect(Buffer.compare(e.key, keys[i])).toBe(0);
+        expect(Buffer.compare(e.value, values[i])).toBe(0);
+      });
+      if (entries.length === keys.length) complete++;
+    }
+    // The budget still answered several in full.
+    expect(complete).toBeGreaterThanOrEqual(Math.floor(MAX_STREAM_ANSWER_BYTES / answerBytes) - 1);
   }, 60_000);
 });

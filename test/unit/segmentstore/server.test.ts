@@ -5,9 +5,10 @@ import { describe, expect, it } from 'vitest';
 import { GRPC_CHANNEL_OPTIONS, kvtPackage } from '../../../proto/load';
 import { jsonLogger, silentLogger } from '../../../proto/runtime/log';
 import { SegmentStoreServer } from '../../../segmentstore/server';
-import { MAX_STREAM_IN_FLIGHT } from '../../../segmentstore/service/execute-stream';
+import { ITERATE_ANSWER_RESERVE, MAX_STREAM_ANSWER_BYTES, MAX_STREAM_IN_FLIGHT } from '../../../segmentstore/service/execute-stream';
 import { failNextChainedWrite } from '../../harness/leveldb-faults';
 import { tempDir } from '../../harness/process';
+import { unreadExecuteStream } from '../../harness/unread-stream';
 import { grpcAdapter } from '../../suites/segment-store-adapter';
 
 describe('SegmentStoreServer', () => {
@@ -82,27 +83,23 @@ describe('SegmentStoreServer', () => {
       pagesRead++;
       return read(req);
     };
-    const client = new (kvtPackage().SegmentStore)(`127.0.0.1:${server.port}`, grpc.credentials.createInsecure(), GRPC_CHANNEL_OPTIONS);
+    // 300 requests for a ~1.8 MB page each (540 MB of answers) from a client that reads nothing yet
+    // (over plain HTTP/2: a grpc-js client would read ~16 answers ahead into its own buffers).
+    const iterate = { segmentId: '1', family: 'f', includeValues: true, maxItems: 10 };
+    const call = unreadExecuteStream(`127.0.0.1:${server.port}`, Array.from({ length: 300 }, (_, id) => ({ id, iterate })));
     try {
-      const call = (client as unknown as { ExecuteStream(): grpc.ClientDuplexStream<unknown, { id: number; iterate: { items: unknown[] } | null }> }).ExecuteStream();
-      const answers = new Map<number, number>();
-      call.on('data', (msg) => answers.set(msg.id, msg.iterate?.items.length ?? -1));
-      call.on('error', () => undefined);
-      call.pause();
-      // 300 requests for a ~1.8 MB page each (540 MB of answers) while the client reads nothing.
-      for (let id = 0; id < 300; id++) call.write({ id, iterate: { segmentId: '1', family: 'f', includeValues: true, maxItems: 10 } });
       await new Promise((r) => setTimeout(r, 2_000));
-      // At most MAX_STREAM_IN_FLIGHT (64) answers not yet taken by HTTP/2, plus what fits in the
-      // client's flow-control window; before, every one of the 300 was read and held.
-      expect(pagesRead, `${pagesRead} pages read`).toBeLessThanOrEqual(MAX_STREAM_IN_FLIGHT + 8);
-      call.resume();
-      const deadline = Date.now() + 30_000;
-      while (answers.size < 300 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      expect([...answers.values()].every((n) => n === 3)).toBe(true);
-      expect(answers.size).toBe(300);
-      call.end();
+      // At most the pages whose reserve fits the stream's answer bytes (~28), the one that crossed it
+      // and one read ahead; before, the 64 that the count bound lets run, and before that all 300.
+      const bound = Math.ceil(MAX_STREAM_ANSWER_BYTES / ITERATE_ANSWER_RESERVE) + 2;
+      expect(bound).toBeLessThan(MAX_STREAM_IN_FLIGHT);
+      expect(pagesRead, `${pagesRead} pages read`).toBeLessThanOrEqual(bound);
+      const { answers, status } = await call.readAll();
+      expect(status).toBe(grpc.status.OK);
+      expect(answers.map((a) => a.id).sort((a, b) => a - b)).toEqual(Array.from({ length: 300 }, (_, id) => id));
+      expect(answers.every((a) => a.iterate?.items.length === 3)).toBe(true);
     } finally {
-      client.close();
+      call.close();
     }
   }, 60_000);
 
