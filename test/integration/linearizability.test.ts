@@ -3,9 +3,10 @@
  * real processes: six clients, each with its own factory (its own connections and coalescer), run a
  * random mix of get, getAll, entryIterator pages, put, putIfAbsent, replace, remove with and without
  * a version, putAll, replaceAll, removeAll and update (with range removals) on four key families of
- * five keys (two families on each store) and two family-less keys, while segment stores are SIGKILLed
- * or stopped and restarted (now and then on a new port) and the controller is SIGKILLed and
- * restarted, each on its own schedule (see injectFaults). Every operation
+ * five keys (two families on each store) and four family-less keys (two on each store, read together
+ * by getAll across both stores, which is atomic per key only, so checked key by key), while segment
+ * stores are SIGKILLed or stopped and restarted (now and then on a new port) and the controller is
+ * SIGKILLed and restarted, each on its own schedule (see injectFaults). Every operation
  * is recorded with its invocation and completion times and its result (test/harness/kv-workload.ts);
  * at the end each client reads every key once more. The history must be linearizable against a
  * sequential versioned key-value map, group by group (test/harness/kv-model.ts): every read sees the
@@ -36,7 +37,8 @@ const CLIENTS = 6;
 const MAX_OPS_PER_CLIENT = 5_000;
 const FAMILIES_PER_STORE = 2;
 const FAMILY_KEYS = ['a1', 'a2', 'b1', 'b2', 'c1'];
-const SOLO_KEYS = ['s0', 's1'];
+/** Family-less keys on each store (each its own partition's, so a getAll of them reads both stores). */
+const SOLO_KEYS_PER_STORE = 2;
 const CLIENT = { timeoutMs: 2_000, retry: { maxRetries: 6, initialBackoffMs: 25, maxBackoffMs: 300 } };
 const PRELOAD = path.join(REPO_ROOT, 'test', 'harness', 'leveldb-fault-preload.cjs');
 
@@ -152,22 +154,24 @@ describe('linearizability of a condition checked against a write that a crash ta
   });
 });
 
-/** Creates table `name` and picks its families: FAMILIES_PER_STORE on each store. */
+/** Creates table `name` and picks its families and family-less keys: FAMILIES_PER_STORE and SOLO_KEYS_PER_STORE on each store. */
 async function prepareTable(cluster: TestCluster, name: string): Promise<WorkloadKeys> {
   await using manager = new KeyValueTableManager({ controller: cluster.controllerAddress });
   await manager.createScope('lin');
   await manager.createKeyValueTable('lin', name, { partitionCount: 4 });
   const routing = await fetchRouting(cluster.controllerAddress, 'lin', name);
-  const byStore = new Map<string, string[]>();
-  for (let i = 0; i < 200; i++) {
-    const family = `f${i}`;
-    const store = ownerOf(routing, family);
-    const list = byStore.get(store) ?? [];
-    if (list.length < FAMILIES_PER_STORE) byStore.set(store, [...list, family]);
-  }
-  const families = [...byStore.values()].flat();
-  expect(byStore.size, `table ${name} must have partitions on both stores`).toBe(2);
-  return { families, familyKeys: FAMILY_KEYS, soloKeys: SOLO_KEYS };
+  /** `perStore` of the names `${prefix}0`, `${prefix}1`, … on each store (a family-less key routes as a family of its name does). */
+  const spread = (prefix: string, perStore: number): string[] => {
+    const byStore = new Map<string, string[]>();
+    for (let i = 0; i < 200; i++) {
+      const store = ownerOf(routing, `${prefix}${i}`);
+      const list = byStore.get(store) ?? [];
+      if (list.length < perStore) byStore.set(store, [...list, `${prefix}${i}`]);
+    }
+    expect(byStore.size, `table ${name} must have partitions on both stores`).toBe(2);
+    return [...byStore.values()].flat();
+  };
+  return { families: spread('f', FAMILIES_PER_STORE), familyKeys: FAMILY_KEYS, soloKeys: spread('s', SOLO_KEYS_PER_STORE) };
 }
 
 /**
