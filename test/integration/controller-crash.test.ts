@@ -1,13 +1,14 @@
 /**
  * Crash safety of the controller: SIGKILL in the middle of a table create or delete, restarts on the
- * same data directory, and the bounded wait for a live store. Real processes throughout; the
+ * same data directory, the bounded wait for a live store, and a table left CREATING by a dead store
+ * finished by creating it again. Real processes throughout; the
  * controller's test-only pause (KVT_CONTROLLER_TEST_PAUSE_AFTER_SEGMENT_MS) holds it between segment
  * calls so the kill lands midway.
  */
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ListTablesResponse, Routing, TableInfo } from '../../proto/messages';
-import { freePort, KvtProcess, startController, startSegmentStore, tempDir } from '../harness/process';
+import { freePort, KvtProcess, startController, startSegmentStore, tempDir, TestCluster } from '../harness/process';
 import { compareIds, controllerClient, failureOf, RpcClient, segmentStoreClient, storeSegments, waitFor } from './controller-helpers';
 
 const PAUSE_ENV = { KVT_CONTROLLER_TEST_PAUSE_AFTER_SEGMENT_MS: '3000' };
@@ -186,4 +187,40 @@ describe('controller without live stores', () => {
       await ctl.stop();
     }
   });
+});
+
+describe('a table left CREATING by a dead store', () => {
+  it('is finished by a second CreateTable with its partition count, waiting within create-wait-ms for the store to return', async () => {
+    // The store stays "live" to the controller (a long store timeout) and the resumer waits an hour, so
+    // nothing but the second CreateTable can finish the table.
+    const args = ['--create-wait-ms', '6000', '--store-timeout-ms', '600000', '--resume-interval-ms', '3600000'];
+    await using cluster = await TestCluster.start({ stores: 1, stableStorePorts: true, controllerArgs: args });
+    const client = controllerClient(cluster.controllerAddress);
+    try {
+      await client.call('CreateScope', { scope: 's' });
+      const storePort = cluster.stores[0].port;
+      await cluster.stores[0].kill('SIGKILL');
+      const first = await failureOf(client.call('CreateTable', { scope: 's', table: 't', config: { partitionCount: 2 } }));
+      expect([first.kvtCode, first.message]).toEqual(['UNAVAILABLE', expect.stringContaining('table s/t stays CREATING')]);
+      expect((await client.call<TableInfo>('GetTable', { scope: 's', table: 't' })).state).toBe('CREATING');
+
+      const second = client.call('CreateTable', { scope: 's', table: 't', config: { partitionCount: 2 } }, 30_000);
+      const store = await cluster.restartStore(0, storePort);
+      // Before 115b3cb: created=false at once, for a table nobody could use yet.
+      expect(await second).toEqual({ created: true });
+      expect((await client.call<TableInfo>('GetTable', { scope: 's', table: 't' })).state).toBe('ACTIVE');
+      const routing = await client.call<Routing>('GetRouting', { scope: 's', table: 't' });
+      expect(routing.partitions.map((p) => p.storeAddress)).toEqual([store.address, store.address]);
+      const storeClient = segmentStoreClient(store.address);
+      try {
+        expect(await storeSegments(storeClient)).toEqual(routing.partitions.map((p) => p.segmentId).sort(compareIds));
+      } finally {
+        storeClient.close();
+      }
+      // Once ACTIVE, the table exists: created=false.
+      expect(await client.call('CreateTable', { scope: 's', table: 't', config: { partitionCount: 2 } })).toEqual({ created: false });
+    } finally {
+      client.close();
+    }
+  }, 60_000);
 });
