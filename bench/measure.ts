@@ -29,6 +29,8 @@ export function roundSettings(s: BenchSettings, rounds: number, round: number): 
     w6DurationMs: s.w6DurationMs / rounds,
     maxOps: Math.ceil(s.maxOps / rounds),
     warmupMs: round === 0 ? s.warmupMs : s.warmupMs / 4,
+    // Each round draws other keys (every peer the same ones in that round), not a replay of the first.
+    seed: round + 1,
   };
 }
 
@@ -37,7 +39,7 @@ async function drive(peer: Peer, spec: CaseSpec, s: BenchSettings): Promise<{ ru
   const op = spec.operation(peer, s, extra);
   if (spec.shape.kind === 'fixed') {
     const meter = startCpuMeter(peer.cpu);
-    const run = await runFixedRate(op, { rate: s.w6Rate, durationMs: s.w6DurationMs });
+    const run = await runFixedRate(op, { rate: s.w6Rate, durationMs: s.w6DurationMs, seed: s.seed });
     return { run, cpu: meter(), extra };
   }
   // The warm-up runs in the same loop, so the window opens on a full pipeline; the counters (and an
@@ -55,7 +57,7 @@ async function drive(peer: Peer, spec: CaseSpec, s: BenchSettings): Promise<{ ru
       counted = { ...extra };
     },
   };
-  const run = await runClosedLoop(op, { concurrency: spec.shape.concurrency, maxOps: s.maxOps, maxMs: s.measureMs, warmupMs: s.warmupMs, window });
+  const run = await runClosedLoop(op, { concurrency: spec.shape.concurrency, maxOps: s.maxOps, maxMs: s.measureMs, warmupMs: s.warmupMs, window, seed: s.seed });
   return { run, cpu, extra: counted };
 }
 

@@ -141,7 +141,7 @@ function notesFor(args: Args, s: BenchSettings, session: Session, profileDir?: s
     `Values written are ${s.valueBytes} bytes of random letters from ${VALUE_POOL_SIZE} distinct ones (ValueSource): a batch's values barely compress, so the storage that compresses (kvt, raw LevelDB) gains nothing over the one that does not (etcd).`,
     `kvt runs as one controller and ${args.segmentStores} segment store${args.segmentStores === 1 ? '' : 's'} (\`--segment-stores\`), each a process of its own.`,
     'raw LevelDB runs inside the benchmark process, so its "server CPU" is the whole process (driver included).',
-    `Each case alternates its peers in ${s.rounds} rounds of ${s.measureMs / s.rounds / 1000} s (W6: ${s.w6DurationMs / s.rounds / 1000} s), each round led by another peer, and adds the rounds up: the shared 2-core machine speeds up and slows down by tens of per cent within minutes, and the rounds spread that over every peer alike. Absolute figures stay noisy; ratios are the point.`,
+    `Each case alternates its peers in ${s.rounds} rounds of ${s.measureMs / s.rounds / 1000} s (W6: ${s.w6DurationMs / s.rounds / 1000} s), each round led by another peer and drawing other keys (the same for every peer), and adds the rounds up: the shared 2-core machine speeds up and slows down by tens of per cent within minutes, and the rounds spread that over every peer alike. Absolute figures stay noisy; ratios are the point.`,
     `W6 runs at a fixed rate; ${args.full ? 'full mode: 30 s' : 'quick mode: 3 s'} per peer (\`--full\` for the 30 s of issue 5).`,
   ];
   for (const [p, why] of session.missing) notes.push(`${p} missing: ${why}`);

@@ -29,6 +29,11 @@ export interface BenchSettings {
   rounds: number;
   /** After each peer's round, the longest wait for its servers to go idle (see core/cpu.ts waitUntilIdle). */
   settleMs: number;
+  /**
+   * Seed of the callers' random streams (keys, values, zipfian draws): one per round (see
+   * measure.ts roundSettings), the same for every peer in that round. @default 1
+   */
+  seed?: number;
 }
 
 /** Data a case needs loaded first (once per server). */

@@ -16,6 +16,8 @@ describe('bench rounds', () => {
     expect(first.maxOps * 5).toBeGreaterThanOrEqual(FULL.maxOps);
     expect(first.warmupMs).toBe(FULL.warmupMs);
     expect(later.warmupMs).toBe(FULL.warmupMs / 4);
+    // Every round draws its own keys (before, each replayed the first round's).
+    expect(new Set([0, 1, 2, 3, 4].map((r) => roundSettings(FULL, 5, r).seed)).size).toBe(5);
     expect(QUICK.rounds).toBeGreaterThanOrEqual(2);
     expect(FULL.rounds).toBeGreaterThanOrEqual(QUICK.rounds);
   });
