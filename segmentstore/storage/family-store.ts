@@ -1,10 +1,11 @@
 /**
  * Writes and point reads of keyed families, which are stored in chunks (see chunk-codec.ts).
  *
- * Writers keep a directory per family: the sorted storage keys of its chunks as staged (not only as
- * durable). Directories and recently written chunk records are cached in bounded LRUs; a directory
- * with staged writes not yet durable is pinned, so a directory that is not cached matches LevelDB
- * exactly and can be loaded from it. Updates of one segment are staged one after another (the engine
+ * Writers keep a directory per family (family-directory.ts): the sorted storage keys of its chunks as
+ * staged (not only as durable), and apply an update chunk by chunk (chunk-work.ts). Directories and
+ * recently written chunk records are cached in bounded LRUs; a directory with staged writes not yet
+ * durable is pinned, so a directory that is not cached matches LevelDB exactly and can be loaded
+ * from it. Updates of one segment are staged one after another (the engine
  * serializes them), so a directory only changes under the one update being staged.
  *
  * Chunk contents are looked up overlay first (staged), then the cache (durable), then LevelDB; a
@@ -14,7 +15,9 @@
 import { ErrorCodes } from '../../proto/error-codes';
 import { KvtFault } from '../../proto/runtime/status';
 import { ByteLru } from './byte-lru';
-import { ChunkEntry, compareRanges, decodeChunk, encodeChunk, lastLiveKey, searchChunk, splitChunk } from './chunk-codec';
+import { ChunkEntry, decodeChunk, encodeChunk, searchChunk, splitChunk } from './chunk-codec';
+import { ChunkWork } from './chunk-work';
+import { FamilyDirectory } from './family-directory';
 import { ChunkMerge, Stamps } from './chunk-merge';
 import type { CommitBatch } from './group-commit';
 import { expiryKey, familyPrefix, NS_DATA, prefixSuccessor } from './key-codec';
@@ -35,76 +38,6 @@ export const DEFAULT_DIRECTORY_CACHE_BYTES = 16 * 1024 * 1024;
 /** True for the storage key of a chunk record (a keyed family's data record). */
 export function isChunkKey(key: Buffer): boolean {
   return key[0] === NS_DATA && key[9] === DATA_FAMILY;
-}
-
-/**
- * The chunks of one family, as staged: their storage keys and, for searching, their lower user keys
- * as latin1 strings (JS string order on latin1 is unsigned bytewise order, and much cheaper than
- * comparing Buffers).
- */
-class FamilyDirectory {
-  /** Updates staged into this directory whose batch has not settled. */
-  pending = 0;
-  /** Updates between reading and staging that hold this directory. */
-  users = 0;
-  /** False once a failed flush made it untrustworthy. */
-  valid = true;
-  readonly lowers: string[];
-
-  constructor(readonly seg: SegmentState, readonly prefix: Buffer, readonly keys: Buffer[]) {
-    this.lowers = keys.map((k) => k.toString('latin1', prefix.length));
-  }
-
-  /** Index of the chunk holding the key whose latin1 form is `id` (the greatest lower key <= it); -1 when the family is empty. */
-  floor(id: string): number {
-    return this.lastWhere((c) => this.lowers[c] <= id);
-  }
-
-  /** True when chunk `c`'s lower key is at most the user key `source[start, end)`. */
-  startsAtOrBelow(c: number, source: Buffer, start: number, end: number): boolean {
-    const k = this.keys[c];
-    return compareRanges(k, this.prefix.length, k.length, source, start, end) <= 0;
-  }
-
-  /** {@link floor} for the user key `source[start, end)`. */
-  floorKey(source: Buffer, start: number, end: number): number {
-    return this.lastWhere((c) => this.startsAtOrBelow(c, source, start, end));
-  }
-
-  /** The last chunk index for which `atOrBelow` holds (it holds for a prefix of the chunks); -1 for none. */
-  private lastWhere(atOrBelow: (c: number) => boolean): number {
-    let lo = 0;
-    let hi = this.keys.length - 1;
-    let found = -1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >>> 1;
-      if (atOrBelow(mid)) {
-        found = mid;
-        lo = mid + 1;
-      } else hi = mid - 1;
-    }
-    return found;
-  }
-
-  /** True when chunk `c` holds `id` (a cheap check before searching). */
-  holds(c: number, id: string): boolean {
-    return c >= 0 && c < this.lowers.length && this.lowers[c] <= id && (c + 1 === this.lowers.length || id < this.lowers[c + 1]);
-  }
-
-  insert(at: number, key: Buffer): void {
-    this.keys.splice(at, 0, key);
-    this.lowers.splice(at, 0, key.toString('latin1', this.prefix.length));
-  }
-
-  remove(at: number): void {
-    this.keys.splice(at, 1);
-    this.lowers.splice(at, 1);
-  }
-
-  /** Memory held, roughly: the keys plus a fixed cost per key and per directory. */
-  bytes(): number {
-    return 64 + this.keys.length * (2 * this.prefix.length + 64);
-  }
 }
 
 /** One stored entry found by a point read. */
@@ -555,123 +488,6 @@ export class FamilyStore {
     const storageKey = Buffer.concat([prefix, key]);
     const found = await this.ctx.db.iterator({ gte: prefix, lte: storageKey, reverse: true, limit: 1, keyEncoding: 'buffer', valueEncoding: 'buffer' }).all();
     return { entry: found.length > 0 ? findIn(found[0][1], key, now) : undefined, staged: false };
-  }
-}
-
-/**
- * The entries of one chunk while an update is applied, by latin1 key. The Map keeps insertion order
- * and replacing keeps a slot, so it is usually still in key order at the end (appends, overwrites).
- *
- * A family growing at its end only ever appends to its last chunk: until something needs a lookup
- * below the old last key, the old entries stay encoded in their record (no Map, no key strings) and
- * the new ones are kept in a list.
- */
-class ChunkWork {
-  private map: Map<string, ChunkEntry> | undefined;
-  private readonly record: Buffer | null;
-  private readonly lastId: string | undefined;
-  /** Entries put past `lastId` while the old ones are still encoded, ascending. */
-  private readonly tail: ChunkEntry[] = [];
-  private tailId: string | undefined;
-  changed = false;
-  /** No key was inserted before the old last key (see splitChunk's `appended`). */
-  appendedOnly = true;
-
-  /** Entries expired by `now` are left out (they are absent, and rewriting the chunk drops them). */
-  constructor(record: Buffer | null, private readonly now: number) {
-    const last = record ? lastLiveKey(record, now) : undefined;
-    if (last === null) {
-      // Something in it has expired: read it all now, leaving those out.
-      this.record = record;
-      this.lastId = this.materialize().lastId;
-      return;
-    }
-    this.record = record;
-    this.lastId = last?.toString('latin1');
-  }
-
-  private materialize(): { map: Map<string, ChunkEntry>; lastId: string | undefined } {
-    if (this.map) return { map: this.map, lastId: this.lastId };
-    const map = new Map<string, ChunkEntry>();
-    let last: string | undefined;
-    if (this.record) {
-      for (const e of decodeChunk(this.record)) {
-        if (e.expiresAt !== 0 && e.expiresAt <= this.now) {
-          this.changed = true;
-          continue;
-        }
-        last = e.key.toString('latin1');
-        map.set(last, e);
-      }
-    }
-    for (const e of this.tail) map.set(e.key.toString('latin1'), e);
-    this.tail.length = 0;
-    this.map = map;
-    return { map, lastId: last };
-  }
-
-  get(id: string): ChunkEntry | undefined {
-    if (!this.map && (this.lastId === undefined || id > this.lastId) && this.tail.length === 0) return undefined;
-    return this.materialize().map.get(id);
-  }
-
-  put(id: string, e: ChunkEntry): void {
-    this.changed = true;
-    if (!this.map && (this.lastId === undefined || id > this.lastId) && (this.tailId === undefined || id > this.tailId)) {
-      this.tail.push(e);
-      this.tailId = id;
-      return;
-    }
-    const map = this.materialize().map;
-    const had = map.has(id);
-    map.set(id, e);
-    if (!had && this.lastId !== undefined && id <= this.lastId) this.appendedOnly = false;
-  }
-
-  remove(id: string): void {
-    if (this.materialize().map.delete(id)) this.changed = true;
-  }
-
-  removeWhere(doomed: (e: ChunkEntry) => boolean): void {
-    const map = this.materialize().map;
-    for (const [id, e] of map) {
-      if (doomed(e)) {
-        map.delete(id);
-        this.changed = true;
-      }
-    }
-  }
-
-  /**
-   * True when `piece` is exactly the chunk as it was stored (appends only, and they all went to later
-   * pieces): then the record need not be written again (a full chunk followed by large appended
-   * values, like page revisions, would otherwise be rewritten with every append).
-   */
-  unchanged(piece: readonly ChunkEntry[]): boolean {
-    if (this.map || !this.record) return false;
-    const count = this.record.readUInt32BE(0);
-    return count > 0 && piece.length === count && piece[count - 1].source === this.record;
-  }
-
-  /** True when the chunk holds no entry. */
-  empty(): boolean {
-    if (this.map) return this.map.size === 0;
-    return this.tail.length === 0 && (!this.record || this.record.readUInt32BE(0) === 0);
-  }
-
-  /** The entries in ascending key order. */
-  sorted(): ChunkEntry[] {
-    if (!this.map) return this.record ? decodeChunk(this.record).concat(this.tail) : this.tail.slice();
-    const out = new Array<ChunkEntry>(this.map.size);
-    let n = 0;
-    let previous = '';
-    let inOrder = true;
-    for (const [id, e] of this.map) {
-      if (n > 0 && !(previous < id)) inOrder = false;
-      previous = id;
-      out[n++] = e;
-    }
-    return inOrder ? out : [...this.map.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map((kv) => kv[1]);
   }
 }
 
