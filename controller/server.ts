@@ -7,7 +7,7 @@ import * as grpc from '@grpc/grpc-js';
 import { controllerService } from '../proto/load';
 import { withAuth } from '../proto/runtime/auth';
 import { bindGrpcServer, newGrpcServer, shutdownGrpcServer } from '../proto/runtime/grpc-server';
-import { Logger, silentLogger } from '../proto/runtime/log';
+import { Logger, rateLimitedWarning, RateLimitedWarning, silentLogger } from '../proto/runtime/log';
 import { FatalSignal } from '../proto/runtime/main';
 import { outgoingCredentials, readTlsFiles, serverCredentials } from '../proto/runtime/tls';
 import type { ControllerConfig } from './config';
@@ -39,11 +39,15 @@ export class ControllerServer {
   private boundPort = 0;
   private stopPromise: Promise<void> | undefined;
   private readonly fatalSignal = new FatalSignal();
+  /** The `call rejected` warning of the token check (flushed as the controller stops). */
+  private readonly rejectedCalls: RateLimitedWarning;
 
   constructor(
     readonly config: ControllerConfig,
     private readonly logger: Logger = silentLogger,
-  ) {}
+  ) {
+    this.rejectedCalls = rateLimitedWarning(logger, 'call rejected', 'code');
+  }
 
   /**
    * Resolves with the error when a metadata write fails (the metadata store is fail-stop); never
@@ -106,7 +110,7 @@ export class ControllerServer {
     const grpcServer = (this.parts.grpcServer = newGrpcServer());
     const removal = new StoreRemoval(meta, registry, ops, c, this.logger);
     const handlers = controllerHandlers({ meta, registry, ops, removal, heartbeatIntervalMs: c.heartbeatIntervalMs, logger: this.logger });
-    grpcServer.addService(controllerService(), withAuth(handlers, c, CONTROLLER_ADMIN_METHODS, this.logger));
+    grpcServer.addService(controllerService(), withAuth(handlers, c, CONTROLLER_ADMIN_METHODS, this.rejectedCalls));
     this.boundPort = await bindGrpcServer(grpcServer, c.host, c.port, serverCredentials(tls));
     const resumer = (this.parts.resumer = new Resumer(meta, ops, c.resumeIntervalMs, this.logger));
     registry.onStoreLive(() => resumer.kick());
@@ -125,6 +129,7 @@ export class ControllerServer {
         this.stateValue = 'stopping';
         await this.release();
         this.stateValue = failed ? 'failed' : 'stopped';
+        this.rejectedCalls.flush();
         this.logger.info('controller stopped', { port: this.boundPort });
       })();
     }

@@ -17,7 +17,7 @@ import { joinHostPort } from '../proto/runtime/address';
 import { ErrorCodes } from '../proto/error-codes';
 import { withAuth } from '../proto/runtime/auth';
 import { guardHandlers } from '../proto/runtime/guard';
-import { jsonLogger, Logger } from '../proto/runtime/log';
+import { jsonLogger, Logger, rateLimitedWarning, RateLimitedWarning } from '../proto/runtime/log';
 import { FatalSignal, PermanentFailure } from '../proto/runtime/main';
 import { KvtFault } from '../proto/runtime/status';
 import { bindGrpcServer, newGrpcServer, shutdownGrpcServer } from '../proto/runtime/grpc-server';
@@ -65,10 +65,13 @@ export class SegmentStoreServer {
   /** The stable store id (from `<dataDir>/STORE_ID`). */
   storeId = '';
   readonly log: Logger;
+  /** The `call rejected` warning of the token check (flushed as the store stops). */
+  private readonly rejectedCalls: RateLimitedWarning;
   private readonly fatalSignal = new FatalSignal();
 
   private constructor(readonly config: SegmentStoreConfig, private readonly options: SegmentStoreServerOptions) {
     this.log = options.log ?? jsonLogger('segmentstore', config.logLevel);
+    this.rejectedCalls = rateLimitedWarning(this.log, 'call rejected', 'code');
     this.serving = config.controller ? 'waiting' : 'serving';
   }
 
@@ -117,7 +120,7 @@ export class SegmentStoreServer {
       this.streams = executeStreams(this.engineRef!, this.log);
       const handlers = segmentStoreHandlers(this.engineRef!, this.log, this.streams);
       const gated = this.config.controller ? guardHandlers(handlers, () => this.refusal()) : handlers;
-      this.grpcServer.addService(segmentStoreDefinition(), withAuth(gated, this.config, SEGMENT_STORE_ADMIN_METHODS, this.log));
+      this.grpcServer.addService(segmentStoreDefinition(), withAuth(gated, this.config, SEGMENT_STORE_ADMIN_METHODS, this.rejectedCalls));
       this.port = await bindGrpcServer(this.grpcServer, this.config.host, this.config.port, serverCredentials(tls));
       this.stateName = 'running';
       this.log.info('segment store started', { port: this.port, storeId: this.storeId, address: this.address, dataDir: this.config.dataDir });
@@ -207,6 +210,7 @@ export class SegmentStoreServer {
       try {
         await this.release();
         this.stateName = 'stopped';
+        this.rejectedCalls.flush();
         this.log.info('segment store stopped', { port: this.port, storeId: this.storeId });
       } catch (err) {
         this.stateName = 'failed';

@@ -8,7 +8,6 @@ import * as grpc from '@grpc/grpc-js';
 import { ErrorCodes } from '../error-codes';
 import { UsageError } from './flags';
 import { guardHandlers, OnRefused } from './guard';
-import { Logger, rateLimitedWarning } from './log';
 import { KvtFault } from './status';
 
 /** The metadata key carrying `Bearer <token>`. */
@@ -86,23 +85,22 @@ function verdict(method: string, metadata: grpc.Metadata, expected: { data?: Buf
  * Wraps every handler of `handlers` (unary, or marked bidiStreaming) with the token check: a call
  * without a bearer token fails UNAUTHENTICATED, one with a wrong token (or the data token on a method
  * of `adminMethods`) PERMISSION_DENIED, each with the `kvt-error-code` trailer, and a `call rejected`
- * warning in `log`, rate-limited per code (see rateLimitedWarning). Returns `handlers` unchanged when
- * no token is configured.
+ * warning through `rejected` (servers pass a rateLimitedWarning keyed by code, and flush it as they
+ * stop). Returns `handlers` unchanged when no token is configured.
  */
 export function withAuth(
   handlers: grpc.UntypedServiceImplementation,
   tokens: AuthTokens,
   adminMethods: ReadonlySet<string>,
-  log?: Logger,
+  rejected?: (fields: Record<string, unknown>) => void,
 ): grpc.UntypedServiceImplementation {
   if (!authEnabled(tokens)) return handlers;
   const expected = {
     data: tokens.dataToken === undefined ? undefined : digest(tokens.dataToken),
     admin: tokens.adminToken === undefined ? undefined : digest(tokens.adminToken),
   };
-  const warn = log ? rateLimitedWarning(log, 'call rejected', 'code') : undefined;
-  const rejected: OnRefused = (method, fault, peer) => warn?.({ method, code: fault.code, peer });
-  return guardHandlers(handlers, (method, metadata) => verdict(method, metadata, expected, adminMethods.has(method)), rejected);
+  const refused: OnRefused = (method, fault, peer) => rejected?.({ method, code: fault.code, peer });
+  return guardHandlers(handlers, (method, metadata) => verdict(method, metadata, expected, adminMethods.has(method)), refused);
 }
 
 /** A client interceptor adding `authorization: Bearer <token>` to every call. */

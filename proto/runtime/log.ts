@@ -58,31 +58,43 @@ export interface LogRateLimit {
 /** Five lines per key every 10 s. */
 export const DEFAULT_LOG_RATE_LIMIT: LogRateLimit = { perInterval: 5, intervalMs: 10_000 };
 
+/** A warning written through {@link rateLimitedWarning}. */
+export interface RateLimitedWarning {
+  (fields: Record<string, unknown>): void;
+  /** Ends every open interval now, writing its `more suppressed` line if it has one (a server stopping). */
+  flush(): void;
+}
+
 /**
  * A warning that callers can trigger at will (a refused call), so that a misbehaving client cannot
  * flood the log: it is written through `log` at most `perInterval` times per key (its field
  * `keyField`, e.g. an error code) in an interval that starts with the key's first line; the lines
  * past that are counted, and when the interval ends one line `<msg>: more suppressed` gives their
- * number (`suppressed`). The timer of an interval does not keep the process alive.
+ * number (`suppressed`). The timer of an interval does not keep the process alive, so a server calls
+ * `flush` as it stops, before its last line.
  */
-export function rateLimitedWarning(log: Logger, msg: string, keyField: string, limit: LogRateLimit = DEFAULT_LOG_RATE_LIMIT): (fields: Record<string, unknown>) => void {
-  const intervals = new Map<string, { logged: number; suppressed: number }>();
-  return (fields) => {
+export function rateLimitedWarning(log: Logger, msg: string, keyField: string, limit: LogRateLimit = DEFAULT_LOG_RATE_LIMIT): RateLimitedWarning {
+  const intervals = new Map<string, { logged: number; suppressed: number; timer: NodeJS.Timeout }>();
+  const end = (key: string): void => {
+    const interval = intervals.get(key);
+    if (!interval) return;
+    clearTimeout(interval.timer);
+    intervals.delete(key);
+    if (interval.suppressed > 0) log.warn(`${msg}: more suppressed`, { [keyField]: key, suppressed: interval.suppressed, intervalMs: limit.intervalMs });
+  };
+  const warn = (fields: Record<string, unknown>): void => {
     const key = String(fields[keyField]);
     let interval = intervals.get(key);
     if (!interval) {
-      const started = (interval = { logged: 0, suppressed: 0 });
-      intervals.set(key, started);
-      setTimeout(() => {
-        intervals.delete(key);
-        if (started.suppressed > 0) log.warn(`${msg}: more suppressed`, { [keyField]: key, suppressed: started.suppressed, intervalMs: limit.intervalMs });
-      }, limit.intervalMs).unref();
+      interval = { logged: 0, suppressed: 0, timer: setTimeout(() => end(key), limit.intervalMs).unref() };
+      intervals.set(key, interval);
     }
     if (interval.logged < limit.perInterval) {
       interval.logged++;
       log.warn(msg, fields);
     } else interval.suppressed++;
   };
+  return Object.assign(warn, { flush: () => [...intervals.keys()].forEach(end) });
 }
 
 /** A logger that drops everything (tests, embedded servers). */

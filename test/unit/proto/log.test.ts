@@ -37,4 +37,21 @@ describe('rateLimitedWarning', () => {
     vi.advanceTimersByTime(1_000);
     expect(lines).toHaveLength(6);
   });
+
+  it('writes the counts of the intervals still open when flushed (a server stopping), once', () => {
+    const { lines, log } = capture();
+    const warn = rateLimitedWarning(log, 'call rejected', 'code', { perInterval: 1, intervalMs: 10_000 });
+    for (let i = 0; i < 4; i++) warn({ code: 'UNAUTHENTICATED' });
+    warn({ code: 'PERMISSION_DENIED' });
+    expect(lines).toHaveLength(2);
+    // Before: nothing until the interval ended, and a process exiting first lost the count.
+    warn.flush();
+    expect(lines.slice(2)).toEqual([expect.objectContaining({ msg: 'call rejected: more suppressed', code: 'UNAUTHENTICATED', suppressed: 3 })]);
+    vi.advanceTimersByTime(10_000);
+    warn.flush();
+    expect(lines).toHaveLength(3);
+    // A new interval after the flush.
+    warn({ code: 'UNAUTHENTICATED' });
+    expect(lines).toHaveLength(4);
+  });
 });

@@ -103,7 +103,7 @@ describe('SegmentStoreServer', () => {
     }
   }, 60_000);
 
-  it('logs only the first few of many calls it rejects for a missing token', async () => {
+  it('logs only the first few of many calls it rejects for a missing token, and how many more before it stops', async () => {
     using dir = tempDir('kvt-ss-server-');
     const lines: Record<string, unknown>[] = [];
     const log = jsonLogger('segmentstore', 'info', (line) => lines.push(JSON.parse(line) as Record<string, unknown>));
@@ -118,5 +118,13 @@ describe('SegmentStoreServer', () => {
     const rejected = lines.filter((l) => l.msg === 'call rejected');
     expect(rejected).toHaveLength(5);
     expect(rejected[0]).toMatchObject({ level: 'warn', method: 'ListSegments', code: 'UNAUTHENTICATED' });
+    // The count of the rest comes out as the store stops, before its last line (before: 10 s after
+    // the first rejection, so after "stopped" in-process, and never from a process that exited first).
+    await server.stop();
+    const tail = lines.slice(lines.findIndex((l) => l.msg === 'call rejected: more suppressed'));
+    expect(tail.map((l) => [l.msg, l.suppressed])).toEqual([
+      ['call rejected: more suppressed', 45],
+      ['segment store stopped', undefined],
+    ]);
   });
 });
