@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../harness/oracle';
 import { encodeIterateResponse } from '../../../segmentstore/service/wire-codec';
-import { ObjectPageSink, WirePageSink } from '../../../segmentstore/storage/page-sink';
+import { BytePool, ObjectPageSink, PageCaps, WirePageSink } from '../../../segmentstore/storage/page-sink';
 import { kvtPackage } from '../../../proto/load';
 
 describe('family page sinks', () => {
@@ -40,5 +40,22 @@ describe('family page sinks', () => {
   it('write an empty page as just its done flag', () => {
     expect(new WirePageSink(10, 100, true).finish(true)).toEqual(Buffer.from([0x10, 0x01]));
     expect(new WirePageSink(10, 100, true).finish(false)).toEqual(Buffer.alloc(0));
+  });
+});
+
+describe('PageCaps drawing on a shared BytePool', () => {
+  it('admits within its own cap and what the pool has left, always its first item, and reports what it drew', () => {
+    const pool = new BytePool(100);
+    const a = new PageCaps(Infinity, 80, pool);
+    const b = new PageCaps(Infinity, 80, pool);
+    expect([a.admit(30), a.admit(30), a.admit(30)]).toEqual([true, true, false]); // its own cap: 60 + 30 > 80
+    expect(pool.used).toBe(60);
+    // b's first item goes in even past the pool; later ones only within what is left.
+    expect([b.admit(50), b.admit(1)]).toEqual([true, false]);
+    expect(pool.used).toBe(110);
+    expect([a.drawn, b.drawn]).toEqual([60, 50]);
+    // Without a pool nothing is drawn, and only the caps of the page apply.
+    const alone = new PageCaps(2, 1_000);
+    expect([alone.admit(10), alone.admit(10), alone.admit(10), alone.drawn]).toEqual([true, true, false, 0]);
   });
 });
