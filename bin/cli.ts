@@ -6,10 +6,10 @@
 import * as fs from 'node:fs';
 import { helpText, OptionSpec, parseOptions, ParsedOptions, UsageError } from '../proto/runtime/flags';
 import { quietIpServernameWarning } from '../proto/runtime/tls';
-import { KeyValueTable, KeyValueTableFactory, KeyValueTableManager, KvtError, Serializer, Serializers } from '../client';
+import { KeyValueTable, KeyValueTableFactory, KeyValueTableManager, KvtError, partitionOf, Serializer, Serializers } from '../client';
 import { MAX_PARTITION_COUNT, MIN_PARTITION_COUNT } from '../proto/limits';
 import { exportTable, importFile } from './cli-bulk';
-import { formatRemoval, formatStoreList } from './cli-store';
+import { formatRemoval, formatStoreList, formatTableDescription } from './cli-store';
 
 const ENV_PREFIX = 'KVT';
 const CONTROLLER: OptionSpec = {
@@ -129,6 +129,28 @@ export const COMMANDS: Record<string, Command> = {
     run: ([t], o) => withManager(o, async (m) => {
       const { scope, table } = parseTablePath(t);
       out(JSON.stringify(await m.getKeyValueTableConfiguration(scope, table)));
+    }),
+  },
+  'table describe': {
+    usage: 'kvt table describe SCOPE/TABLE [--contents] [--family F | --key K] [--json]',
+    summary: 'Prints a table\'s state and, per partition, its hash range, segment and owning store (and what it holds, with --contents).',
+    options: [
+      ...CONNECTION,
+      { flag: 'contents', kind: 'bool', default: false, description: 'count each partition\'s live entries and bytes (each store reads them all)' },
+      { ...FAMILY, description: 'only the partition holding this key family' },
+      { flag: 'key', kind: 'string', description: 'only the partition holding this family-less key' },
+      { flag: 'json', kind: 'bool', default: false, description: 'print the description as one JSON object' },
+    ],
+    args: [1, 1],
+    run: ([t], o) => withManager(o, async (m) => {
+      const { scope, table } = parseTablePath(t);
+      const contents = o.contents === true;
+      const d = await m.describeKeyValueTable(scope, table, { contents });
+      const only = o.family !== undefined ? partitionOf(d.partitionCount, String(o.family))
+        : o.key !== undefined ? partitionOf(d.partitionCount, null, Buffer.from(String(o.key), 'utf8')) : undefined;
+      const partitions = d.partitions.filter((p) => only === undefined || p.partition === only);
+      if (o.json === true) out(JSON.stringify({ ...d, partitions }));
+      else for (const line of formatTableDescription(d, partitions, contents)) out(line);
     }),
   },
   'table delete': {

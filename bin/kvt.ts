@@ -13,7 +13,7 @@ Server processes:
 
 Client commands:
   scope          create | delete | list scopes
-  table          create | get | delete | list key-value tables
+  table          create | get | describe | delete | list key-value tables
   store          list segment stores | remove a dead one for good
   put | get      write or read one key
   keys           list the keys of a key family

@@ -6,6 +6,8 @@ export { KeyValueTableManager, checkPartitionCount } from './key-value-table-man
 export type {
   KeyValueTableConfiguration, KeyValueTableInfo, KeyValueTableManagerOptions, ReplacedPartition, SegmentStoreDescription, SegmentStoreRemoval,
 } from './key-value-table-manager';
+export { partitionOf } from './table-description';
+export type { KeyValueTableDescription, KeyValueTableState, PartitionDescription, SegmentContents } from './table-description';
 export { KeyValueTableFactory } from './key-value-table-factory';
 export type { KeyValueTableConfig } from './key-value-table-factory';
 export { KeyValueTable } from './key-value-table';

@@ -4,18 +4,18 @@
  * call and again by the controller. Reads and deletes are retried on UNAVAILABLE; creates and store
  * removals only when the request surely never reached the controller (so `true` / `false` stay truthful).
  */
-import { MAX_PARTITION_COUNT, MIN_PARTITION_COUNT } from '../proto/limits';
 import type {
   CreateScopeResponse, CreateTableResponse, DeleteScopeResponse, DeleteTableResponse, ListScopesResponse,
-  ListSegmentStoresResponse, ListTablesResponse, RemoveSegmentStoreResponse, TableInfo, TableName,
+  ListSegmentStoresResponse, ListTablesResponse, RemoveSegmentStoreResponse, TableDescription, TableInfo, TableName,
   ReplacedPartition as WireReplacedPartition,
 } from '../proto/messages';
 import { InvalidArgumentError, ObjectClosedError } from './errors';
 import { callUnary, Connections } from './internal/connections';
 import { backoffMs, isTransient, sleep, surelyNotSent } from './internal/retry';
 import { toKvtError } from './internal/status-to-error';
-import { checkBoolean, checkStoreId } from './internal/validation';
+import { checkBoolean, checkPartitionCount, checkStoreId } from './internal/validation';
 import { checkName } from './key-value-table-factory';
+import { addContents, fromWire, KeyValueTableDescription } from './table-description';
 import { checkClientOptions, ClientOptions, defaultClientOptions, mergeOptions } from './options';
 
 /** The configuration of a key-value table. */
@@ -68,19 +68,11 @@ export interface KeyValueTableInfo {
   name: string;
 }
 
+export { checkPartitionCount };
+
 /** Options of {@link KeyValueTableManager}. */
 export type KeyValueTableManagerOptions = ClientOptions;
 
-/** Checks partitionCount: an integer in 1–1024. */
-export function checkPartitionCount(config: unknown): number {
-  const count = (config as KeyValueTableConfiguration | undefined)?.partitionCount;
-  if (typeof count !== 'number' || !Number.isInteger(count)) {
-    throw new InvalidArgumentError(`partitionCount must be an integer, got ${String(count)}`);
-  }
-  if (count < MIN_PARTITION_COUNT) throw new InvalidArgumentError(`partitionCount is ${count}; the minimum is ${MIN_PARTITION_COUNT}`);
-  if (count > MAX_PARTITION_COUNT) throw new InvalidArgumentError(`partitionCount is ${count}; the maximum is ${MAX_PARTITION_COUNT}`);
-  return count;
-}
 
 /** Creates, lists and deletes scopes and key-value tables. */
 export class KeyValueTableManager implements AsyncDisposable {
@@ -165,6 +157,24 @@ export class KeyValueTableManager implements AsyncDisposable {
     checkName('table', name);
     const info = await this.call<TableInfo>('GetTable', { scope, table: name }, true, `${scope}/${name}`);
     return { partitionCount: info.config?.partitionCount ?? 0 };
+  }
+
+  /**
+   * A table's state and the placement of every partition: its hash range, its table segment and the
+   * store that owns it (live or dead, as the controller judges now), in any state, so a table stuck
+   * CREATING or DELETING shows which store it waits for. With `contents`, each partition also says how
+   * many live entries its segment holds and their key + value bytes (each store counts them by reading
+   * them, so this costs a scan of the table); a store that cannot answer leaves the error there instead.
+   * @throws TableNotFoundError, ScopeNotFoundError, InvalidArgumentError
+   */
+  async describeKeyValueTable(scope: string, name: string, options: { contents?: boolean } = {}): Promise<KeyValueTableDescription> {
+    checkName('scope', scope);
+    checkName('table', name);
+    checkBoolean('contents', options.contents);
+    const deadline = Date.now() + this.options.timeoutMs;
+    const description = fromWire(await this.call<TableDescription>('DescribeTable', { scope, table: name }, true, `${scope}/${name}`));
+    if (options.contents === true) await addContents(description, this.connections, deadline);
+    return description;
   }
 
   /** Updates a table's configuration. @throws InvalidArgumentError when partitionCount would change. */

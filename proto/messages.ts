@@ -129,6 +129,7 @@ export interface Routing {
   generation: string;
   partitions: Partition[];
 }
+export interface TableDescription { table: TableInfo; partitions: Partition[] }
 
 export interface RegisterSegmentStoreRequest { storeId: string; address: string }
 export interface RegisterSegmentStoreResponse { heartbeatIntervalMs: number }

@@ -4,7 +4,8 @@
  * maximum is 2048"). The segment store checks the same limits again.
  */
 import {
-  MAX_BATCH_BYTES, MAX_BATCH_ITEMS, MAX_ITERATOR_PAGE_ITEMS, MAX_KEY_FAMILY_LENGTH, MAX_KEY_LENGTH, MAX_STORE_ID_LENGTH, MAX_VALUE_LENGTH,
+  MAX_BATCH_BYTES, MAX_BATCH_ITEMS, MAX_ITERATOR_PAGE_ITEMS, MAX_KEY_FAMILY_LENGTH, MAX_KEY_LENGTH, MAX_PARTITION_COUNT, MAX_STORE_ID_LENGTH,
+  MAX_VALUE_LENGTH, MIN_PARTITION_COUNT,
 } from '../../proto/limits';
 import { InvalidArgumentError } from '../errors';
 import { Version } from '../version';
@@ -24,6 +25,17 @@ export function refuse(field: string, value: unknown, rule: string): never {
 /** Checks an optional boolean option (undefined = its default). */
 export function checkBoolean(field: string, value: unknown): void {
   if (value !== undefined && typeof value !== 'boolean') refuse(field, value, 'true or false');
+}
+
+/** Checks partitionCount: an integer in 1–1024. */
+export function checkPartitionCount(config: unknown): number {
+  const count = (config as { partitionCount?: unknown } | undefined)?.partitionCount;
+  if (typeof count !== 'number' || !Number.isInteger(count)) {
+    throw new InvalidArgumentError(`partitionCount must be an integer, got ${String(count)}`);
+  }
+  if (count < MIN_PARTITION_COUNT) throw new InvalidArgumentError(`partitionCount is ${count}; the minimum is ${MIN_PARTITION_COUNT}`);
+  if (count > MAX_PARTITION_COUNT) throw new InvalidArgumentError(`partitionCount is ${count}; the maximum is ${MAX_PARTITION_COUNT}`);
+  return count;
 }
 
 /** Checks a segment store id (1–250 characters) and returns it. */

@@ -57,6 +57,7 @@ export function controllerHandlers(deps: ControllerServiceDeps): grpc.UntypedSer
     DeleteTable: wrap(h.deleteTable),
     ListTables: wrap(h.listTables),
     GetRouting: wrap(h.getRouting),
+    DescribeTable: wrap(h.describeTable),
     RegisterSegmentStore: wrap(h.registerSegmentStore),
     Heartbeat: wrap(h.heartbeat),
     ListSegmentStores: wrap(h.listSegmentStores),
@@ -139,27 +140,39 @@ class Handlers {
     }
     // Liveness is judged now, so the generation returned matches the liveness reported.
     await this.d.registry.refreshLiveness();
-    const n = record.partitionCount;
     return {
       scope: record.scope,
       table: record.table,
-      partitionCount: n,
+      partitionCount: record.partitionCount,
       generation: this.d.meta.generation,
-      partitions: record.partitions.map((p) => {
-        // A replacement segment is routed to only once it exists; until then the old one (on a removed store).
-        const { segmentId, storeId } = p.replaces ?? p;
-        const range = hashRange(p.index, n);
-        return {
-          index: p.index,
-          hashLow: range.low,
-          hashHigh: range.high,
-          segmentId,
-          storeId,
-          storeAddress: this.d.meta.storeAddress(storeId),
-          storeLive: this.d.registry.isLive(storeId),
-        };
-      }),
+      partitions: this.partitions(record),
     };
+  }
+
+  /** GetTable and GetRouting's partitions together, for a table in any state. */
+  async describeTable(req: m.TableRequest): Promise<m.TableDescription> {
+    const record = this.existingTable(req);
+    await this.d.registry.refreshLiveness();
+    return { table: tableInfo(record), partitions: this.partitions(record) };
+  }
+
+  /** Each partition of `record` with its hash range, segment and owning store, as routing names them. */
+  private partitions(record: TableRecord): m.Partition[] {
+    const n = record.partitionCount;
+    return record.partitions.map((p) => {
+      // A replacement segment is routed to only once it exists; until then the old one (on a removed store).
+      const { segmentId, storeId } = p.replaces ?? p;
+      const range = hashRange(p.index, n);
+      return {
+        index: p.index,
+        hashLow: range.low,
+        hashHigh: range.high,
+        segmentId,
+        storeId,
+        storeAddress: this.d.meta.storeAddress(storeId),
+        storeLive: this.d.registry.isLive(storeId),
+      };
+    });
   }
 
   async registerSegmentStore(req: m.RegisterSegmentStoreRequest): Promise<m.RegisterSegmentStoreResponse> {

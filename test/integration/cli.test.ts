@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { partitionOf } from '../../client';
 import { freePort, KVT_BIN, spawnKvt, startController, tempDir, TestCluster } from '../harness/process';
 
 const execFileAsync = promisify(execFile);
@@ -121,6 +122,12 @@ describe('kvt command (against a cluster)', () => {
     expect((await kvt(['get', 'wiki/pages', '--family', 'Main_Page', 'rev-1'], env)).stdout).toBe('hello world\n');
     await kvt(['put', 'wiki/pages', 'solo', 'alone'], env);
     expect((await kvt(['get', 'wiki/pages', 'solo'], env)).stdout).toBe('alone\n');
+    // describe --key finds the family-less key's partition as the client routes it: it holds the entry.
+    const solo = await kvt(['table', 'describe', 'wiki/pages', '--key', 'solo', '--contents', '--json'], env);
+    const where = JSON.parse(solo.stdout) as { partitions: Array<{ partition: number; contents: { entries: number; bytes: number } }> };
+    expect(where.partitions).toHaveLength(1);
+    expect(where.partitions[0].contents.entries).toBeGreaterThanOrEqual(1);
+    expect(where.partitions[0].partition).toBe(partitionOf(8, null, Buffer.from('solo')));
     const missing = await kvt(['get', 'wiki/pages', '--family', 'Main_Page', 'nope'], env);
     expect(missing.code).toBe(1);
     expect(missing.stdout).toBe('');
@@ -274,6 +281,14 @@ describe('kvt store (a cluster losing a store)', () => {
     return r.stdout.trimEnd().split('\n').map((line) => line.split(/ {2,}/));
   }
 
+  /** `kvt table describe` as its title line and rows of cells. */
+  async function described(args: string[]): Promise<{ title: string; rows: string[][] }> {
+    const r = await kvt(['table', 'describe', ...args], env);
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    const [title, ...lines] = r.stdout.trimEnd().split('\n');
+    return { title, rows: lines.map((line) => line.split(/ {2,}/)) };
+  }
+
   it('lists the stores under a header, and documents both commands in --help', async () => {
     expect((await kvt(['scope', 'create', 'ops'], env)).code).toBe(0);
     expect((await kvt(['table', 'create', 'ops/t', '--partitions', '4'], env)).stdout).toBe('created\n');
@@ -281,6 +296,15 @@ describe('kvt store (a cluster losing a store)', () => {
     expect(rows[0]).toEqual(['ID', 'ADDRESS', 'STATE', 'LAST HEARTBEAT', 'SEGMENTS']);
     expect(rows.slice(1).map((r) => [r[0], r[1], r[2], r[4]])).toEqual([[ids[0], addresses[0], 'live', '2'], [ids[1], addresses[1], 'live', '2']]);
     for (const row of rows.slice(1)) expect(row[3]).toMatch(/^\d+\.\d s ago$/);
+
+    // The table's partitions alternate between the two stores, in id order.
+    const plain = await described(['ops/t']);
+    expect(plain.title).toMatch(/^ops\/t: ACTIVE, 4 partitions, created \d{4}-\d\d-\d\dT[\d:.]+Z$/);
+    expect(plain.rows[0]).toEqual(['PARTITION', 'HASH RANGE', 'SEGMENT', 'STORE', 'ADDRESS', 'STATE']);
+    expect(plain.rows.slice(1).map((r) => [r[0], r[1], r[3], r[4], r[5]])).toEqual([
+      ['0', '[0, 0.25)', ids[0], addresses[0], 'live'], ['1', '[0.25, 0.5)', ids[1], addresses[1], 'live'],
+      ['2', '[0.5, 0.75)', ids[0], addresses[0], 'live'], ['3', '[0.75, 1)', ids[1], addresses[1], 'live'],
+    ]);
 
     const group = await kvt(['store', '--help']);
     expect(group.code).toBe(0);
@@ -302,6 +326,16 @@ describe('kvt store (a cluster losing a store)', () => {
     expect(unknown).toMatchObject({ code: 1, stdout: '', stderr: 'kvt store remove: segment store nope is not known to the controller [SEGMENT_STORE_NOT_FOUND]\n' });
 
     expect((await kvt(['put', 'ops/t', '--family', 'f1', 'k', 'v'], env)).code).toBe(0);
+    // f1 lives in one partition: --family shows just that one, holding the entry (1 + 1 key and value bytes).
+    const f1 = await described(['ops/t', '--contents', '--family', 'f1']);
+    expect(f1.rows[0]).toEqual(['PARTITION', 'HASH RANGE', 'SEGMENT', 'STORE', 'ADDRESS', 'STATE', 'ENTRIES', 'BYTES', 'ERROR']);
+    expect(f1.rows).toHaveLength(2);
+    expect(f1.rows[1].slice(5)).toEqual(['live', '1', '2']);
+    const f1Partition = Number(f1.rows[1][0]);
+    const json = await kvt(['table', 'describe', 'ops/t', '--contents', '--json'], env);
+    const parsed = JSON.parse(json.stdout) as { state: string; partitions: Array<{ partition: number; contents: { entries: number } }> };
+    expect(parsed.state).toBe('ACTIVE');
+    expect(parsed.partitions.map((p) => p.contents.entries)).toEqual([0, 1, 2, 3].map((i) => (i === f1Partition ? 1 : 0)));
     await cluster.stores.find((s) => s.address === addresses[1])!.kill('SIGKILL');
     const deadline = Date.now() + 30_000;
     while ((await listed())[2][2] !== 'dead') {
@@ -313,6 +347,12 @@ describe('kvt store (a cluster losing a store)', () => {
     expect(holds.stderr).toBe(`kvt store remove: segment store ${ids[1]} holds the only copy of 2 partitions of ACTIVE tables: ops/t (partitions 1, 3); ` +
       'removing it loses their data: remove it with force to give them new, empty segments on live stores [SEGMENT_STORE_HOLDS_DATA]\n');
     expect((await listed()).map((r) => r[0])).toEqual(['ID', ids[0], ids[1]]);
+    // The dead store's partitions say so, and cannot be counted.
+    const dead = await described(['ops/t', '--contents']);
+    expect(dead.rows.slice(1).map((r) => r.slice(5))).toEqual([0, 1, 2, 3].map((i) => {
+      if (i % 2 === 1) return ['dead', '?', '?', 'UNAVAILABLE'];
+      return i === f1Partition ? ['live', '1', '2'] : ['live', '0', '0'];
+    }));
   });
 
   it('removes the dead store with --force, reporting the lost partitions; again it reports the same removal', async () => {
@@ -325,6 +365,8 @@ describe('kvt store (a cluster losing a store)', () => {
     expect(again).toMatchObject({ code: 0, stdout: removed.stdout.replace('removed ', 'removed before: ') });
     const rows = await listed();
     expect(rows.map((r) => [r[0], r[2], r[4]])).toEqual([['ID', 'STATE', 'SEGMENTS'], [ids[0], 'live', '4']]);
+    const moved = await described(['ops/t']);
+    expect(moved.rows.slice(1).map((r) => [r[3], r[5]])).toEqual(Array(4).fill([ids[0], 'live']));
     // The table works on every partition again.
     for (let f = 0; f < 8; f++) expect((await kvt(['put', 'ops/t', '--family', `f${f}`, 'k2', `v${f}`], env)).code).toBe(0);
     for (let f = 0; f < 8; f++) expect((await kvt(['get', 'ops/t', '--family', `f${f}`, 'k2'], env)).stdout).toBe(`v${f}\n`);

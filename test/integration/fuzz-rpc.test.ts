@@ -151,6 +151,7 @@ describe('RPC fuzzing', () => {
       { method: 'DeleteTable', seeds: [missing], skip: scopeExists },
       { method: 'ListTables', seeds: [{ scope: 'safe', continuationToken: MARKER, limit: 2 }, { scope: MARKER, continuationToken: '', limit: 0 }] },
       { method: 'GetRouting', seeds: [read, missing] },
+      { method: 'DescribeTable', seeds: [read, missing] },
       // A registration that decodes with a store id would add a store (or move a real one): skipped.
       { method: 'RegisterSegmentStore', seeds: [{ storeId: MARKER, address: `${MARKER}:1` }], skip: (d) => String(d.storeId ?? '') !== '' },
       { method: 'Heartbeat', seeds: [{ storeId: MARKER, address: `${MARKER}:1` }], skip: (d) => storeIds.includes(String(d.storeId)) },

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  InvalidArgumentError, KeyValueTableFactory, KeyValueTableManager, ObjectClosedError, ScopeNotFoundError, Serializers, TableNotFoundError,
+  InvalidArgumentError, KeyValueTableFactory, KeyValueTableManager, ObjectClosedError, partitionOf, ScopeNotFoundError, Serializers, TableNotFoundError,
 } from '../../client';
 import { TestCluster } from '../harness/process';
 
@@ -115,6 +115,60 @@ describe('KeyValueTableManager', () => {
     expect(await manager.deleteKeyValueTable('busy', 't')).toBe(true);
     expect(await manager.deleteScope('busy')).toBe(true);
     expect(await manager.deleteScope('busy')).toBe(false);
+  });
+
+  it('describes a table: state, creation time, and each partition with its hash range, segment and live store; contents on request', async () => {
+    const before = Date.now();
+    await manager.createScope('desc');
+    await manager.createKeyValueTable('desc', 't', { partitionCount: 4 });
+    const stores = new Map((await manager.listSegmentStores()).map((s) => [s.id, s.address]));
+    const plain = await manager.describeKeyValueTable('desc', 't');
+    expect(plain).toMatchObject({ scope: 'desc', name: 't', state: 'ACTIVE', partitionCount: 4 });
+    expect(plain.createdAt.getTime()).toBeGreaterThanOrEqual(before - 1000);
+    expect(plain.createdAt.getTime()).toBeLessThanOrEqual(Date.now());
+    expect(plain.partitions.map((p) => [p.partition, p.hashLow, p.hashHigh])).toEqual([[0, 0, 0.25], [1, 0.25, 0.5], [2, 0.5, 0.75], [3, 0.75, 1]]);
+    expect(new Set(plain.partitions.map((p) => p.segment)).size).toBe(4);
+    for (const p of plain.partitions) {
+      expect(p.store).toEqual({ id: expect.any(String), address: stores.get(p.store.id), live: true });
+      expect(p).not.toHaveProperty('contents');
+    }
+    expect(new Set(plain.partitions.map((p) => p.store.id)).size).toBe(2);
+
+    // Three keys in one family, two family-less keys: each partition counts what partitionOf sends it.
+    const factory = KeyValueTableFactory.withScope('desc', { controller: cluster.controllerAddress });
+    const expected = [0, 0, 0, 0];
+    const bytes = [0, 0, 0, 0];
+    try {
+      const table = factory.forKeyValueTable('t', { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 });
+      await table.putAll('page', [['a', '1'], ['b', '22'], ['c', '333']]);
+      expected[partitionOf(4, 'page')] += 3;
+      bytes[partitionOf(4, 'page')] += 3 + 6;
+      for (const key of ['solo', 'other']) {
+        await table.put(null, key, 'vv');
+        expected[partitionOf(4, null, Buffer.from(key))] += 1;
+        bytes[partitionOf(4, null, Buffer.from(key))] += key.length + 2;
+      }
+    } finally {
+      await factory.close();
+    }
+    const counted = await manager.describeKeyValueTable('desc', 't', { contents: true });
+    expect(counted.partitions.map((p) => p.contents)).toEqual(expected.map((entries, i) => ({ entries, bytes: bytes[i] })));
+    expect(counted.partitions.map((p) => p.segment)).toEqual(plain.partitions.map((p) => p.segment));
+
+    expect(await rejection(manager.describeKeyValueTable('desc', 'missing'))).toBeInstanceOf(TableNotFoundError);
+    expect(await rejection(manager.describeKeyValueTable('nope', 't'))).toBeInstanceOf(ScopeNotFoundError);
+    expect(await rejection(manager.describeKeyValueTable('desc', 'bad name'))).toBeInstanceOf(InvalidArgumentError);
+    expect(await rejection(manager.describeKeyValueTable('desc', 't', { contents: 'yes' as unknown as boolean }))).toBeInstanceOf(InvalidArgumentError);
+  });
+
+  it('routes with partitionOf as the client does, and refuses what it cannot route', () => {
+    expect(partitionOf(1, 'anything')).toBe(0);
+    expect(partitionOf(1024, 'page')).toBe(partitionOf(1024, 'page', Buffer.from('ignored with a family')));
+    expect(() => partitionOf(0, 'f')).toThrow('partitionCount is 0; the minimum is 1');
+    expect(() => partitionOf(1025, 'f')).toThrow('partitionCount is 1025; the maximum is 1024');
+    expect(() => partitionOf(4, null)).toThrow(InvalidArgumentError);
+    expect(() => partitionOf(4, null, new Uint8Array(0))).toThrow('key is empty');
+    expect(() => partitionOf(4, 'x'.repeat(2049))).toThrow('key family is 2049 bytes; the maximum is 2048');
   });
 
   it('lists both segment stores as live', async () => {

@@ -173,6 +173,12 @@ describe('removing a dead segment store', () => {
         expect(create.message).toContain('table s/t stays CREATING');
         await c.waitDead(1);
         expect((await client.call<TableInfo>('GetTable', { scope: 's', table: 't' })).state).toBe('CREATING');
+        // Described, it shows which store it waits for, and that store cannot say what it holds.
+        const stuck = await manager.describeKeyValueTable('s', 't', { contents: true });
+        expect(stuck).toMatchObject({ scope: 's', name: 't', state: 'CREATING', partitionCount: 2 });
+        expect(stuck.partitions.map((p) => [p.partition, p.store.id, p.store.address, p.store.live]))
+          .toEqual([[0, c.storeIds[0], c.stores[0].address, true], [1, c.storeIds[1], c.stores[1].address, false]]);
+        expect(stuck.partitions[1].contents).toEqual({ code: 'UNAVAILABLE', error: expect.stringContaining(c.stores[1].address) });
         // Creating it again with its partition count tries to finish it (before: created=false, so a
         // client retrying its UNAVAILABLE reported "exists" for a table nobody could use yet).
         const again = await failureOf(client.call('CreateTable', { scope: 's', table: 't', config: { partitionCount: 2 } }));
@@ -195,6 +201,11 @@ describe('removing a dead segment store', () => {
 
         expect((await client.call<TableInfo>('GetTable', { scope: 's', table: 't' })).state).toBe('ACTIVE');
         expect(await manager.createKeyValueTable('s', 't', { partitionCount: 2 })).toBe(false);
+        const placed = await manager.describeKeyValueTable('s', 't', { contents: true });
+        expect(placed.state).toBe('ACTIVE');
+        expect(placed.partitions.map((p) => [p.store.id, p.store.live, p.contents])).toEqual([
+          [c.storeIds[0], true, { entries: 0, bytes: 0 }], [c.storeIds[0], true, { entries: 0, bytes: 0 }],
+        ]);
         const routing = await fetchRouting(c.controller.address, 's', 't');
         expect(routing.partitions.map((p) => [p.storeId, p.storeLive])).toEqual([[c.storeIds[0], true], [c.storeIds[0], true]]);
         expect(await storeSegments(c.storeClient(0))).toEqual(routing.partitions.map((p) => p.segmentId));
@@ -221,6 +232,9 @@ describe('removing a dead segment store', () => {
       const del = await failureOf(client.call('DeleteTable', { scope: 's', table: 'd' })).finally(() => client.close());
       expect(del.kvtCode).toBe('UNAVAILABLE');
       expect(del.message).toContain('table s/d stays DELETING');
+      const deleting = await manager.describeKeyValueTable('s', 'd');
+      expect(deleting.state).toBe('DELETING');
+      expect(deleting.partitions.map((p) => [p.store.id, p.store.live])).toEqual([[c.storeIds[0], true], [c.storeIds[1], false]]);
       expect(await storeSegments(c.storeClient(0))).toEqual([]);
 
       // A table being deleted loses nothing: no force needed.
