@@ -65,8 +65,9 @@ function decode(err: grpc.ServiceError | WireError): { code: string; message: st
   const trailer = err.metadata?.get(ERROR_CODE_TRAILER)?.[0];
   const indexText = err.metadata?.get(ERROR_INDEX_TRAILER)?.[0];
   const index = indexText === undefined ? -1 : Number(indexText);
-  const message = err.details || err.message;
-  if (typeof trailer === 'string' && trailer) return { code: trailer, message, index };
+  if (typeof trailer === 'string' && trailer) return { code: trailer, message: err.details || err.message, index };
+  // No kvt code: grpc-js's own failure (no connection, deadline, …), worded by it.
+  const message = (err.details || err.message).replace(/Last error: Error: /, 'Last error: ').replace(/\s*Resolution note:\s*$/, '');
   if (err.code === grpc.status.CANCELLED) return { code: 'OBJECT_CLOSED', message: `call cancelled: ${message}`, index };
   return { code: BY_STATUS[err.code as grpc.status] ?? 'SERVICE_ERROR', message, index };
 }

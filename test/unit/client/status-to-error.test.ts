@@ -38,6 +38,15 @@ describe('toKvtError', () => {
     expect(err.table).toBe('s/t');
   });
 
+  it('tidies grpc-js\'s own connection failures: no empty "Resolution note:", no doubled "Error:"', () => {
+    const details = 'No connection established. Last error: Error: connect ECONNREFUSED 127.0.0.1:19190. Resolution note: ';
+    const err = toKvtError(statusError(grpc.status.UNAVAILABLE, details));
+    expect(err).toBeInstanceOf(UnavailableError);
+    expect(err.message).toBe('No connection established. Last error: connect ECONNREFUSED 127.0.0.1:19190.');
+    const noted = toKvtError(statusError(grpc.status.UNAVAILABLE, 'Name resolution failed for target dns:nowhere:1. Resolution note: DNS lookup failed'));
+    expect(noted.message).toBe('Name resolution failed for target dns:nowhere:1. Resolution note: DNS lookup failed');
+  });
+
   it('names the failing key from the index trailer', () => {
     const status = statusError(grpc.status.FAILED_PRECONDITION, 'version mismatch', { 'kvt-error-code': 'BAD_KEY_VERSION', 'kvt-error-index': '1' });
     const err = toKvtError(status, { table: 's/t', keyAt: (i) => ['a', 'b'][i] });
