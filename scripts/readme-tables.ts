@@ -10,6 +10,7 @@ import * as limits from '../proto/limits';
 import { OptionSpec } from '../proto/runtime/flags';
 import { ENV_PREFIX as SEGMENT_STORE_ENV_PREFIX, SEGMENT_STORE_OPTIONS } from '../segmentstore/config';
 import { MAX_STREAM_ANSWER_BYTES, MAX_STREAM_IN_FLIGHT, MAX_STREAM_REQUEST_BYTES } from '../segmentstore/service/execute-stream';
+import { DEFAULT_MAX_IN_FLIGHT_MB } from '../segmentstore/service/in-flight-budget';
 
 function optionTable(title: string, envPrefix: string, specs: readonly OptionSpec[]): string {
   const rows = specs.map((o) => {
@@ -76,6 +77,7 @@ export const LIMIT_ROWS: readonly [limit: string, value: string][] = [
   ['gRPC message', `≤ ${mib(limits.MAX_MESSAGE_BYTES)} either way (a larger one is refused with \`RESOURCE_EXHAUSTED\`)`],
   ['requests one `ExecuteStream` runs at once', `${MAX_STREAM_IN_FLIGHT} messages and ${mib(MAX_STREAM_REQUEST_BYTES)} of them (the store reads no further until answers are taken; a request of any size still runs alone)`],
   ['answers one `ExecuteStream` holds', `${mib(MAX_STREAM_ANSWER_BYTES)}, not yet taken by HTTP/2 or still being read (the store reads no further; past it a Get answer holds only its first entry and the client asks again for the rest)`],
+  ['data requests one segment store holds at once', `${DEFAULT_MAX_IN_FLIGHT_MB} MiB by default (\`--max-in-flight-mb\`), counted from arrival until answered, unary calls and stream messages alike; past it a request is refused \`UNAVAILABLE\` without running (clients retry it, even a conditional update); one alone always runs`],
 ];
 
 /** The limits table. */

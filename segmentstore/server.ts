@@ -25,6 +25,7 @@ import { outgoingCredentials, readTlsFiles, serverCredentials, TlsMaterial } fro
 import { defaultSegmentStoreConfig, SegmentStoreConfig } from './config';
 import { ControllerRegistration, loadStoreId } from './registration';
 import type { ExecuteStreams } from './service/execute-stream';
+import { InFlightBudget } from './service/in-flight-budget';
 import { executeStreams, segmentStoreDefinition, segmentStoreHandlers } from './service/segment-store-service';
 import { SegmentEngine, StorageLockedError } from './storage/segment-engine';
 import type { SegmentEngineOptions } from './storage/segment-state';
@@ -67,11 +68,14 @@ export class SegmentStoreServer {
   readonly log: Logger;
   /** The `call rejected` warning of the token check (flushed as the store stops). */
   private readonly rejectedCalls: RateLimitedWarning;
+  /** The warning of requests refused by the in-flight bound (flushed as the store stops). */
+  private readonly overloaded: RateLimitedWarning;
   private readonly fatalSignal = new FatalSignal();
 
   private constructor(readonly config: SegmentStoreConfig, private readonly options: SegmentStoreServerOptions) {
     this.log = options.log ?? jsonLogger('segmentstore', config.logLevel);
     this.rejectedCalls = rateLimitedWarning(this.log, 'call rejected', 'code');
+    this.overloaded = rateLimitedWarning(this.log, 'request refused: segment store overloaded', 'request');
     this.serving = config.controller ? 'waiting' : 'serving';
   }
 
@@ -117,8 +121,11 @@ export class SegmentStoreServer {
       const tls = readTlsFiles({ certFile: this.config.tlsCert, keyFile: this.config.tlsKey, caFile: this.config.tlsCa });
       await this.openEngine();
       this.grpcServer = newGrpcServer();
-      this.streams = executeStreams(this.engineRef!, this.log);
-      const handlers = segmentStoreHandlers(this.engineRef!, this.log, this.streams);
+      const budget = new InFlightBudget(this.config.maxInFlightMb * 1024 * 1024, (request, bytes) => {
+        this.overloaded({ request, bytes, maxInFlightMb: this.config.maxInFlightMb });
+      });
+      this.streams = executeStreams(this.engineRef!, this.log, budget);
+      const handlers = segmentStoreHandlers(this.engineRef!, this.log, this.streams, budget);
       const gated = this.config.controller ? guardHandlers(handlers, () => this.refusal()) : handlers;
       this.grpcServer.addService(segmentStoreDefinition(), withAuth(gated, this.config, SEGMENT_STORE_ADMIN_METHODS, this.rejectedCalls));
       this.port = await bindGrpcServer(this.grpcServer, this.config.host, this.config.port, serverCredentials(tls));
@@ -211,6 +218,7 @@ export class SegmentStoreServer {
         await this.release();
         this.stateName = 'stopped';
         this.rejectedCalls.flush();
+        this.overloaded.flush();
         this.log.info('segment store stopped', { port: this.port, storeId: this.storeId });
       } catch (err) {
         this.stateName = 'failed';

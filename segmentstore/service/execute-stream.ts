@@ -20,6 +20,8 @@
  *   hold 64 Get answers of 32 MiB either: once nothing is left a Get answer takes only its first entry
  *   (the client asks again for the rest, as after any answer cut short by its byte cap);
  * - it reads again below half of every bound, and reads at most one message ahead meanwhile;
+ * - every message also counts against the store-wide {@link InFlightBudget} until answered (or until
+ *   its stream breaks): one that would pass it is answered UNAVAILABLE under its id without running;
  * - a message whose request (or iterate) does not decode, inside a message that does, is answered
  *   under its id with INVALID_ARGUMENT; a message that does not decode at all (its id cannot be
  *   trusted) ends the stream with INVALID_ARGUMENT, once the messages before it are answered, and
@@ -36,6 +38,7 @@ import type { ExecuteRequest, ExecuteResponse, IterateRequest, IterateResponse }
 import { bidiStreaming, invalidArgument, KvtFault, MalformedRequest, toServiceError, wireErrorOf } from '../../proto/runtime/status';
 import { BytePool, PageCaps } from '../storage/page-sink';
 import { getAnswerCaps } from '../storage/segment-engine';
+import { InFlightBudget } from './in-flight-budget';
 import { encodeExecuteStreamResponse, MalformedStreamMessage, StreamResponseMessage } from './wire-codec';
 
 /** Messages of one stream that may run at once. */
@@ -70,6 +73,8 @@ interface OpenStream {
   inFlight: number;
   /** Wire bytes of the messages in flight. */
   bytes: number;
+  /** What those messages hold of the store-wide budget (given back when each is answered, or all when the stream breaks). */
+  held: number;
   /** Answers held: see {@link MAX_STREAM_ANSWER_BYTES}. */
   readonly answers: BytePool;
   paused: boolean;
@@ -93,11 +98,13 @@ export class ExecuteStreams {
    *   its Gets share `budget`, which draws on the stream's answer bytes
    * @param iterate reads one iterator page (rejects with its fault, sent as the message's error)
    * @param onInternal told about unexpected failures
+   * @param inFlight the store-wide bound on requests held, shared with the unary calls
    */
   constructor(
     private readonly run: (request: ExecuteRequest, budget: PageCaps) => Promise<ExecuteResponse>,
     private readonly iterate: (request: IterateRequest) => Promise<IterateResponse | Buffer>,
     private readonly onInternal: (err: unknown) => void,
+    private readonly inFlight = new InFlightBudget(Infinity),
   ) {}
 
   /** The grpc-js handler of `ExecuteStream`. */
@@ -106,6 +113,7 @@ export class ExecuteStreams {
       call,
       inFlight: 0,
       bytes: 0,
+      held: 0,
       answers: new BytePool(MAX_STREAM_ANSWER_BYTES),
       paused: false,
       failure: undefined,
@@ -164,6 +172,12 @@ export class ExecuteStreams {
       return;
     }
     const bytes = msg.bytes;
+    const refusal = this.inFlight.acquire(bytes, msg.request ? 'Execute message' : 'Iterate message');
+    if (refusal) {
+      this.refuse(s, id, refusal);
+      return;
+    }
+    s.held += bytes;
     const reserved = msg.request ? 0 : ITERATE_ANSWER_RESERVE;
     s.inFlight++;
     s.bytes += bytes;
@@ -224,6 +238,10 @@ export class ExecuteStreams {
    * paused and below half of every bound, end if done.
    */
   private answered(s: OpenStream, bytes: number, answerBytes: number): void {
+    if (!s.finished) {
+      s.held -= bytes;
+      this.inFlight.release(bytes);
+    }
     s.inFlight--;
     s.bytes -= bytes;
     s.answers.used -= answerBytes;
@@ -263,6 +281,9 @@ export class ExecuteStreams {
   }
 
   private forget(s: OpenStream): void {
+    // Its messages still running (a broken stream) stop counting now: their answers have nowhere to go.
+    if (!s.finished) this.inFlight.release(s.held);
+    s.held = 0;
     s.finished = true;
     this.open.delete(s);
     if (this.open.size === 0 && this.idle) {

@@ -28,6 +28,7 @@ import { invalidArgument, unary, wireErrorOf } from '../../proto/runtime/status'
 import { getAnswerCaps, SegmentEngine } from '../storage/segment-engine';
 import type { UpdateOutcome } from '../storage/update-stager';
 import { ExecuteStreams } from './execute-stream';
+import { InFlightBudget } from './in-flight-budget';
 import { withFastCodecs } from './wire-codec';
 
 function subRequestKind(sub: SubRequest): 'update' | 'get' | undefined {
@@ -69,18 +70,58 @@ export function execute(engine: SegmentEngine, req: ExecuteRequest, budget = get
   return Promise.all(pending).then((responses) => ({ responses }));
 }
 
+/** The unary data calls, which count against the store's {@link InFlightBudget} with their size on the wire. */
+const BOUNDED_METHODS = ['Update', 'Get', 'Iterate', 'Scan', 'Execute'] as const;
+/** The wire size of each decoded request of a {@link BOUNDED_METHODS} call. */
+const requestBytes = new WeakMap<object, number>();
+
+/** `method` with a decoder that also notes each request's size on the wire. */
+function notingSize(method: grpc.MethodDefinition<unknown, unknown>): grpc.MethodDefinition<unknown, unknown> {
+  const decode = method.requestDeserialize;
+  return {
+    ...method,
+    requestDeserialize: (bytes: Buffer) => {
+      const req = decode(bytes);
+      if (req !== null && typeof req === 'object') requestBytes.set(req, bytes.length);
+      return req;
+    },
+  };
+}
+
 /** The service definition to serve: the loader's, with the hand-written codecs of wire-codec.ts for Execute and Iterate. */
 export function segmentStoreDefinition(): grpc.ServiceDefinition {
-  return withFastCodecs(segmentStoreService());
+  const definition: Record<string, grpc.MethodDefinition<unknown, unknown>> = { ...withFastCodecs(segmentStoreService()) };
+  for (const method of BOUNDED_METHODS) definition[method] = notingSize(definition[method]);
+  return definition as grpc.ServiceDefinition;
+}
+
+/** `handle` run only when the store's budget takes the request (else it is refused, UNAVAILABLE), which it holds until answered. */
+function bounded<Req extends object, Res>(budget: InFlightBudget, what: string, handle: (req: Req) => Promise<Res>): (req: Req) => Promise<Res> {
+  return (req) => {
+    const bytes = requestBytes.get(req) ?? 0;
+    const refusal = budget.acquire(bytes, `${what} call`);
+    if (refusal) return Promise.reject(refusal);
+    let answer: Promise<Res>;
+    try {
+      answer = handle(req);
+    } catch (err) {
+      answer = Promise.reject(err);
+    }
+    return answer.finally(() => budget.release(bytes));
+  };
 }
 
 /** The `ExecuteStream` handler's state for `engine` (the store ends its streams on stop). */
-export function executeStreams(engine: SegmentEngine, log: Logger): ExecuteStreams {
-  return new ExecuteStreams((req, budget) => execute(engine, req, budget), (req) => engine.iterateForWire(req), (err) => log.error('internal error', { err }));
+export function executeStreams(engine: SegmentEngine, log: Logger, budget?: InFlightBudget): ExecuteStreams {
+  return new ExecuteStreams(
+    (req, caps) => execute(engine, req, caps), (req) => engine.iterateForWire(req), (err) => log.error('internal error', { err }), budget,
+  );
 }
 
 /** The handlers object to pass to `server.addService(segmentStoreDefinition(), …)`. */
-export function segmentStoreHandlers(engine: SegmentEngine, log: Logger, streams: ExecuteStreams): grpc.UntypedServiceImplementation {
+export function segmentStoreHandlers(
+  engine: SegmentEngine, log: Logger, streams: ExecuteStreams, budget = new InFlightBudget(Infinity),
+): grpc.UntypedServiceImplementation {
   const onInternal = (err: unknown) => log.error('internal error', { err });
   return {
     CreateSegment: unary<CreateSegmentRequest, CreateSegmentResponse>(
@@ -93,11 +134,11 @@ export function segmentStoreHandlers(engine: SegmentEngine, log: Logger, streams
     ),
     GetSegmentInfo: unary((req: GetSegmentInfoRequest) => engine.segmentInfo(req.segmentId), onInternal),
     ListSegments: unary(async (): Promise<ListSegmentsResponse> => ({ segments: await engine.listSegments() }), onInternal),
-    Update: unary((req: UpdateRequest) => engine.update(req).then(updateResponse), onInternal),
-    Get: unary((req: GetRequest) => engine.get(req), onInternal),
-    Iterate: unary((req: IterateRequest) => engine.iterateForWire(req), onInternal),
-    Scan: unary((req: ScanRequest) => engine.scan(req), onInternal),
-    Execute: unary((req: ExecuteRequest) => execute(engine, req), onInternal),
+    Update: unary(bounded(budget, 'Update', (req: UpdateRequest) => engine.update(req).then(updateResponse)), onInternal),
+    Get: unary(bounded(budget, 'Get', (req: GetRequest) => engine.get(req)), onInternal),
+    Iterate: unary(bounded(budget, 'Iterate', (req: IterateRequest) => engine.iterateForWire(req)), onInternal),
+    Scan: unary(bounded(budget, 'Scan', (req: ScanRequest) => engine.scan(req)), onInternal),
+    Execute: unary(bounded(budget, 'Execute', (req: ExecuteRequest) => execute(engine, req)), onInternal),
     ExecuteStream: streams.handler,
   };
 }

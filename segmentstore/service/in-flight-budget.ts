@@ -1,0 +1,58 @@
+/**
+ * The store-wide bound on the data requests a segment store holds at once, as Cassandra's
+ * `native_transport_max_request_data_in_flight` or etcd's "too many requests": every Update,
+ * Execute, Get, Iterate and Scan call, and every ExecuteStream message, counts with its size on the
+ * wire from its arrival until its answer is ready (a stream's messages: until its answer is written,
+ * or the stream breaks). When the disk stalls, updates wait for their group commit holding their
+ * requests; without this bound, clients that keep sending (every unary call, and every stream up to its
+ * own 64 MiB) would grow the store's memory without end. A request that would take the total past the
+ * bound is refused with UNAVAILABLE without running, so clients retry it after a backoff, even a
+ * conditional update; a request arriving while nothing else is held always runs, whatever its size.
+ */
+import { ErrorCodes } from '../../proto/error-codes';
+import { KvtFault } from '../../proto/runtime/status';
+
+const MIB = 1024 * 1024;
+
+/** Default of `--max-in-flight-mb`. */
+export const DEFAULT_MAX_IN_FLIGHT_MB = 256;
+
+export class InFlightBudget {
+  /** Bytes held now. */
+  private held = 0;
+
+  /**
+   * @param limitBytes the bound
+   * @param onRefused told of every refusal (the server logs them, rate-limited)
+   */
+  constructor(readonly limitBytes: number, private readonly onRefused: (what: string, bytes: number) => void = () => undefined) {}
+
+  /** Bytes held now (tests, metrics). */
+  get used(): number {
+    return this.held;
+  }
+
+  /** Takes `bytes` for a request of kind `what`, or returns the fault to refuse it with (nothing taken). */
+  acquire(bytes: number, what: string): KvtFault | undefined {
+    if (this.held > 0 && this.held + bytes > this.limitBytes) {
+      this.onRefused(what, bytes);
+      return new KvtFault(
+        ErrorCodes.UNAVAILABLE,
+        `segment store is overloaded: requests of ${mib(this.held)} MiB are in flight and this ${what} of ${mib(bytes)} MiB ` +
+          `would pass the limit of ${mib(this.limitBytes)} MiB (--max-in-flight-mb); it was not run, try again`,
+      );
+    }
+    this.held += bytes;
+    return undefined;
+  }
+
+  /** Gives back what {@link acquire} took. */
+  release(bytes: number): void {
+    this.held -= bytes;
+  }
+}
+
+/** MiB with up to two decimals. */
+function mib(bytes: number): string {
+  return String(Math.round((bytes / MIB) * 100) / 100);
+}

@@ -1,0 +1,147 @@
+/**
+ * The segment store's store-wide bound on requests in flight (`--max-in-flight-mb`), with a real
+ * controller and a real store process whose disk stalls (test/harness/leveldb-fault-preload.cjs):
+ * updates then wait for their group commit holding their requests, and without the bound every unary
+ * call (and every stream, up to its own 64 MiB) would add to what the store holds. Past the bound a
+ * request is refused UNAVAILABLE without running, over unary calls and over the client's streams alike;
+ * what was taken runs once the disk moves again, and the bound is given back.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type * as grpc from '@grpc/grpc-js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KeyValueTableFactory, KeyValueTableManager, Serializers, UnavailableError } from '../../client';
+import { ERROR_CODE_TRAILER } from '../../proto/error-codes';
+import { fetchRouting, rawCall, rawClient } from '../harness/oracle';
+import { KvtProcess, REPO_ROOT, startController, startSegmentStore, tempDir } from '../harness/process';
+
+const PRELOAD = path.join(REPO_ROOT, 'test', 'harness', 'leveldb-fault-preload.cjs');
+/** Each request carries a 300 KB value: the 1 MiB bound takes three of them (300 KB alone always runs). */
+const VALUE_BYTES = 300_000;
+
+describe('a segment store past its in-flight bound (--max-in-flight-mb 1, its disk stalled)', () => {
+  let dir: ReturnType<typeof tempDir>;
+  let controller: KvtProcess;
+  let store: KvtProcess;
+  let hold: string;
+  let segmentId: string;
+
+  beforeAll(async () => {
+    dir = tempDir('kvt-overload-');
+    hold = path.join(dir.path, 'hold');
+    controller = await startController(path.join(dir.path, 'controller'));
+    store = await startSegmentStore(path.join(dir.path, 'store'), controller.address, ['--max-in-flight-mb', '1'], {
+      NODE_OPTIONS: `--require ${PRELOAD}`, KVT_TEST_HOLD_FILE: hold,
+    });
+    await store.waitForLog('registered with controller');
+    await using manager = new KeyValueTableManager({ controller: controller.address });
+    await manager.createScope('o');
+    await manager.createKeyValueTable('o', 't', { partitionCount: 1 });
+    segmentId = (await fetchRouting(controller.address, 'o', 't')).partitions[0].segmentId;
+  });
+  afterAll(async () => {
+    fs.rmSync(hold, { force: true });
+    await store?.stop();
+    await controller?.stop();
+    dir?.[Symbol.dispose]();
+  });
+
+  /** Stalls the disk and starts `first`, resolving once its write waits (with `first` still running). */
+  async function stallWith<T>(first: () => Promise<T>): Promise<{ running: Promise<T> }> {
+    fs.writeFileSync(hold, '');
+    const running = first();
+    running.catch(() => undefined);
+    for (let i = 0; i < 1_000 && !fs.existsSync(`${hold}.waiting`); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(fs.existsSync(`${hold}.waiting`), 'the store stalls writing the first update').toBe(true);
+    return { running };
+  }
+
+  /** A unary Update putting a VALUE_BYTES value under `key` of family `u`. */
+  function unaryPut(client: ReturnType<typeof rawClient>, key: string): Promise<unknown> {
+    return rawCall(client, 'Update', {
+      segmentId, modifications: [{ type: 'PUT', family: 'u', key: Buffer.from(key), value: Buffer.alloc(VALUE_BYTES, key) }],
+    }, 60_000);
+  }
+
+  /** Whether each call was taken ('ok', once the disk moves) or refused at once ('refused'). */
+  function outcomes(calls: Promise<unknown>[]): Promise<string>[] {
+    return calls.map((p) => p.then(() => 'ok', (err: grpc.ServiceError) => (err.details?.startsWith('segment store is overloaded') ? 'refused' : String(err))));
+  }
+
+  function release(): void {
+    fs.rmSync(hold);
+    fs.rmSync(`${hold}.waiting`, { force: true });
+  }
+
+  it('refuses unary updates past the bound at once, runs the ones it took once the disk moves, and takes new ones after', async () => {
+    const client = rawClient('SegmentStore', store.address);
+    const put = (key: string) => unaryPut(client, key);
+    try {
+      const { running: first } = await stallWith(() => put('k0'));
+      const rest = Array.from({ length: 9 }, (_, i) => put(`k${i + 1}`));
+      const settled = rest.map((p) => p.then(() => 'ok', (err: grpc.ServiceError) => err));
+      // Refusals come while the disk is still stalled: nothing waits for it.
+      const refused = await Promise.race([
+        Promise.all(settled.slice(2)),
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no refusal while the disk stalls')), 10_000)),
+      ]);
+      for (const err of refused) {
+        expect(err).not.toBe('ok');
+        const status = err as grpc.ServiceError;
+        expect(status.metadata.get(ERROR_CODE_TRAILER)).toEqual(['UNAVAILABLE']);
+        expect(status.details).toMatch(/^segment store is overloaded: requests of 0\.86 MiB are in flight and this Update call of 0\.29 MiB would pass the limit of 1 MiB \(--max-in-flight-mb\); it was not run, try again$/);
+      }
+      release();
+      await first;
+      expect(await Promise.all(settled.slice(0, 2))).toEqual(['ok', 'ok']);
+      // What was refused was never written; what was taken was.
+      const got = await rawCall<{ entries: Array<{ found: boolean }> }>(client, 'Get', {
+        segmentId, keys: Array.from({ length: 10 }, (_, i) => ({ family: 'u', key: Buffer.from(`k${i}`) })),
+      });
+      expect(got.entries.map((e) => e.found)).toEqual([true, true, true, false, false, false, false, false, false, false]);
+      // The bound was given back: three at once are taken again.
+      await Promise.all(['k7', 'k8', 'k9'].map(put));
+    } finally {
+      client.close();
+    }
+  });
+
+  it('refuses a client\'s stream messages past the bound the same way: UnavailableError, nothing applied', async () => {
+    await using factory = KeyValueTableFactory.withScope('o', { controller: controller.address, retry: { maxRetries: 0, initialBackoffMs: 10, maxBackoffMs: 10 } });
+    const table = factory.forKeyValueTable('t', { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 });
+    const value = (key: string) => key.repeat(VALUE_BYTES / key.length);
+    const { running: first } = await stallWith(() => table.put('s', 'a0', value('a0')));
+    // Queued behind the stalled call, these travel as one Execute message of ~3 MB: refused whole.
+    const rest = await Promise.all(Array.from({ length: 10 }, (_, i) => table.put('s', `b${i}`, value(`b${i}`)).then(() => undefined, (err: unknown) => err)));
+    for (const err of rest) {
+      expect(err).toBeInstanceOf(UnavailableError);
+      expect((err as UnavailableError).maybeApplied).toBe(false);
+      expect((err as Error).message).toContain('segment store is overloaded');
+      expect((err as Error).message).toContain('Execute message');
+    }
+    release();
+    await first;
+    expect((await table.getAll('s', ['a0', 'b0', 'b9'])).map((e) => e?.value.length ?? null)).toEqual([VALUE_BYTES, null, null]);
+    await table.putAll('s', [['b0', 'x'], ['b9', 'y']]);
+    expect((await table.getAll('s', ['b0', 'b9'])).map((e) => e?.value)).toEqual(['x', 'y']);
+  });
+
+  it('stops counting a broken stream\'s messages when its client goes away, so the bound is not lost', async () => {
+    const factory = KeyValueTableFactory.withScope('o', { controller: controller.address, retry: { maxRetries: 0, initialBackoffMs: 10, maxBackoffMs: 10 } });
+    const table = factory.forKeyValueTable('t', { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 });
+    const { running: gone } = await stallWith(() => table.put('g', 'gone', 'g'.repeat(VALUE_BYTES)));
+    await factory.close();
+    await expect(gone).rejects.toThrow();
+    // The disk still stalls and the gone put still waits in it, but its stream holds nothing any more:
+    // a whole 1 MiB is free again, three Updates are taken and the fourth refused (two and the third, had it leaked).
+    const client = rawClient('SegmentStore', store.address);
+    try {
+      const calls = outcomes(['g1', 'g2', 'g3', 'g4'].map((key) => unaryPut(client, key)));
+      expect(await calls[3]).toBe('refused');
+      release();
+      expect(await Promise.all(calls)).toEqual(['ok', 'ok', 'ok', 'refused']);
+    } finally {
+      client.close();
+    }
+  });
+});
