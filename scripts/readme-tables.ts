@@ -43,7 +43,7 @@ export const ERROR_CODE_ROWS: readonly [code: string, errorClass: string, meanin
   ['SEGMENT_STORE_HOLDS_DATA', 'SegmentStoreHoldsDataError', 'a removal without force named a store holding partitions of ACTIVE tables (the message lists them); nothing was changed'],
   ['SEGMENT_STORE_REMOVED', 'SegmentStoreRemovedError', 'a removed store tried to register again (wire code, answered to the store, which exits: wipe its data directory)'],
   ['OBJECT_CLOSED', 'ObjectClosedError', 'the manager, factory or table was closed'],
-  ['UNAVAILABLE', 'UnavailableError', 'no store or controller answered within the deadline after retries (`maybeApplied` tells whether a write may have happened)'],
+  ['UNAVAILABLE', 'UnavailableError', 'no store or controller answered within the deadline after retries, or a store stayed overloaded (`--max-in-flight-mb`) through them (`maybeApplied` tells whether a write may have happened)'],
   ['UNAUTHENTICATED', 'UnauthenticatedError', 'the server needs a token and none was sent'],
   ['PERMISSION_DENIED', 'PermissionDeniedError', 'the token is wrong, or a data token was used for an admin call'],
   ['DOCUMENT_CONFLICT', 'DocumentConflictError', 'a document edit named a stale or deleted revision'],
