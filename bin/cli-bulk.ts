@@ -169,31 +169,57 @@ function strictUtf8(input: Readable): Readable {
   }));
 }
 
+/** The entries of one key family gathered for one putAll, with the lines they came from. */
+class PendingBatch {
+  family: string | null = null;
+  entries: [Buffer, Buffer][] = [];
+  ids: string[] = [];
+  firstLine = 0;
+  lastLine = 0;
+  bytes = 0;
+
+  /**
+   * Whether an entry of `family` with this id and size must go in a batch of its own: another family,
+   * a full batch, or a repeated key (sent once the earlier batch settled, so the later line wins).
+   */
+  needsNew(family: string, id: string, size: number): boolean {
+    const full = this.entries.length >= MAX_BATCH_ITEMS || this.bytes + size > MAX_BATCH_BYTES / 2;
+    return family !== this.family || full || this.ids.includes(id);
+  }
+
+  add(family: string, key: Buffer, value: Buffer, id: string, size: number, line: number): void {
+    if (this.entries.length === 0) this.firstLine = line;
+    this.lastLine = line;
+    this.family = family;
+    this.entries.push([key, value]);
+    this.ids.push(id);
+    this.bytes += size;
+  }
+
+  /** Empties the batch, returning what it held. */
+  take(): { family: string; entries: [Buffer, Buffer][]; ids: string[]; firstLine: number; lastLine: number } {
+    const taken = { family: this.family!, entries: this.entries, ids: this.ids, firstLine: this.firstLine, lastLine: this.lastLine };
+    this.entries = [];
+    this.ids = [];
+    this.bytes = 0;
+    return taken;
+  }
+}
+
 /** Imports a JSON-lines file into `table`; prints the number of entries written. */
 export async function importFile(table: Table, file: string): Promise<void> {
-  const total = fs.statSync(file).size;
   const input = fs.createReadStream(file);
-  const progress = new ProgressBar(total);
+  const progress = new ProgressBar(fs.statSync(file).size);
   const inFlight = new InFlight();
-  let family: string | null = null;
-  let batch: [Buffer, Buffer][] = [];
-  let batchKeys: string[] = [];
-  let batchFirst = 0;
-  let batchLast = 0;
-  let batchBytes = 0;
+  const batch = new PendingBatch();
   let entries = 0;
   let lineNo = 0;
   let badLine: Error | undefined;
 
   const flush = async () => {
-    if (batch.length === 0) return;
-    const entriesOfBatch = batch;
-    const keys = batchKeys;
-    const fam = family!;
-    batch = [];
-    batchKeys = [];
-    batchBytes = 0;
-    await inFlight.add(keys, batchFirst, batchLast, entriesOfBatch.length, () => table.putAll(fam, entriesOfBatch));
+    if (batch.entries.length === 0) return;
+    const b = batch.take();
+    await inFlight.add(b.ids, b.firstLine, b.lastLine, b.entries.length, () => table.putAll(b.family, b.entries));
   };
 
   try {
@@ -205,19 +231,12 @@ export async function importFile(table: Table, file: string): Promise<void> {
       const id = `${record.family ?? ''}\u0000${record.key.toString('latin1')}`;
       if (record.family === null) {
         await flush();
-        family = null;
+        batch.family = null;
         await inFlight.add([id], lineNo, lineNo, 1, () => table.put(null, record.key, record.value));
       } else {
         const size = record.key.length + record.value.length + Buffer.byteLength(record.family);
-        const full = batch.length >= MAX_BATCH_ITEMS || batchBytes + size > MAX_BATCH_BYTES / 2;
-        // A repeated key starts a new batch (sent once the earlier one settled), so the later line wins.
-        if (record.family !== family || full || batchKeys.includes(id)) await flush();
-        if (batch.length === 0) batchFirst = lineNo;
-        batchLast = lineNo;
-        family = record.family;
-        batch.push([record.key, record.value]);
-        batchKeys.push(id);
-        batchBytes += size;
+        if (batch.needsNew(record.family, id, size)) await flush();
+        batch.add(record.family, record.key, record.value, id, size, lineNo);
       }
       if (inFlight.failure) break;
       progress.update(input.bytesRead, entries);
@@ -228,20 +247,25 @@ export async function importFile(table: Table, file: string): Promise<void> {
   // The lines before a bad one are imported (and said so); nothing after it is.
   if (!inFlight.failure) await flush();
   await inFlight.drain();
-  const failure = inFlight.failure;
-  if (badLine || failure) {
+  if (badLine || inFlight.failure) {
     progress.abandon();
-    const imported = `${inFlight.written.toLocaleString('en-US')} entries were imported`;
-    if (failure) {
-      const lines = failure.first === failure.last ? `line ${failure.first}` : `lines ${failure.first}-${failure.last}`;
-      const err = failure.err as Error & { code?: string };
-      const code = typeof err.code === 'string' ? ` [${err.code}]` : '';
-      throw new Error(`${lines}: ${err.message}${code} (${imported}; the file was read no further)`);
-    }
-    throw new Error(`${badLine!.message} (${imported}, all from the lines before it; nothing after it)`);
+    throw importFailure(inFlight, badLine);
   }
   progress.finish(entries);
   process.stderr.write(`imported ${entries} entries\n`);
+}
+
+/** The one-line error of an import stopped by a failed write or a bad line, saying what was imported. */
+function importFailure(inFlight: InFlight, badLine: Error | undefined): Error {
+  const imported = `${inFlight.written.toLocaleString('en-US')} entries were imported`;
+  const failure = inFlight.failure;
+  if (failure) {
+    const lines = failure.first === failure.last ? `line ${failure.first}` : `lines ${failure.first}-${failure.last}`;
+    const err = failure.err as Error & { code?: string };
+    const code = typeof err.code === 'string' ? ` [${err.code}]` : '';
+    return new Error(`${lines}: ${err.message}${code} (${imported}; the file was read no further)`);
+  }
+  return new Error(`${badLine!.message} (${imported}, all from the lines before it; nothing after it)`);
 }
 
 /** `bytes` as a JSON field: a string when it is valid UTF-8 (and reads back the same), else base64. */

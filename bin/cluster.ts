@@ -94,11 +94,10 @@ async function stopAll(children: Child[]): Promise<void> {
   }
 }
 
-/** Entry point of `kvt cluster`. */
-export async function main(argv: string[]): Promise<void> {
-  let parsed;
+/** The options of `kvt cluster`, checked; exits 2 with one line on bad usage. */
+function parseOrExit(argv: string[]): ReturnType<typeof parseOptions> {
   try {
-    parsed = parseOptions(CLUSTER_OPTIONS, argv, process.env, CLUSTER_ENV_PREFIX);
+    const parsed = parseOptions(CLUSTER_OPTIONS, argv, process.env, CLUSTER_ENV_PREFIX);
     if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument "${parsed.positionals[0]}" (see --help)`);
     if (parsed.options['tls-ca'] !== undefined && parsed.options['tls-cert'] === undefined) {
       // A process with only a CA serves plaintext but calls its peers over TLS: the stores could never register.
@@ -109,10 +108,16 @@ export async function main(argv: string[]): Promise<void> {
     if (first !== 0 && last > 65535) {
       throw new UsageError(`--segment-store-port ${first} with --segment-stores ${parsed.options['segment-stores']} needs ports up to ${last}; the maximum is 65535`);
     }
+    return parsed;
   } catch (err) {
     process.stderr.write(`kvt cluster: ${(err as Error).message}\n`);
     process.exit(2);
   }
+}
+
+/** Entry point of `kvt cluster`. */
+export async function main(argv: string[]): Promise<void> {
+  const parsed = parseOrExit(argv);
   if (parsed.help) {
     process.stdout.write(helpText('kvt cluster [options]', 'Runs a local kvt cluster: a controller and segment stores, each a child process.', CLUSTER_OPTIONS, CLUSTER_ENV_PREFIX) + '\n');
     return;
@@ -137,15 +142,20 @@ export async function main(argv: string[]): Promise<void> {
   };
   process.on('SIGINT', () => shutdown(0));
   process.on('SIGTERM', () => shutdown(0));
+  /** Starts a child; its exit stops the cluster (with 1, unless the cluster is stopping anyway). */
+  const start = (name: string, args: string[], env: NodeJS.ProcessEnv): Child => {
+    const child = launch(name, args, env);
+    children.push(child);
+    child.exited.then(() => shutdown(stopping ? 0 : 1));
+    return child;
+  };
 
   const controllerSecurity = security(o, 'KVT_CONTROLLER');
-  const controller = launch(
+  const controller = start(
     'controller',
     ['controller', '--host', host, '--port', String(controllerPort), '--data-dir', path.join(dataDir, 'controller'), ...controllerSecurity.args],
     controllerSecurity.env,
   );
-  children.push(controller);
-  controller.exited.then(() => shutdown(stopping ? 0 : 1));
   try {
     await waitForPort(host, controllerPort, controller);
   } catch (err) {
@@ -157,11 +167,9 @@ export async function main(argv: string[]): Promise<void> {
   for (let i = 0; i < Number(o['segment-stores']); i++) {
     if (stopping) return; // Ctrl-C while starting: start no more children than stopAll has seen
     const port = Number(o['segment-store-port']) === 0 ? 0 : Number(o['segment-store-port']) + i;
-    const store = launch(`segmentstore-${i}`, [
+    start(`segmentstore-${i}`, [
       'segmentstore', '--host', host, '--port', String(port),
       '--data-dir', path.join(dataDir, `segmentstore-${i}`), '--controller', joinHostPort(host, controllerPort), ...storeSecurity.args,
     ], storeSecurity.env);
-    children.push(store);
-    store.exited.then(() => shutdown(stopping ? 0 : 1));
   }
 }
