@@ -16,7 +16,7 @@ import { dataKeyHeaderLength, familyOf, familyPrefix, prefixSuccessor, userKeyOf
 import { KeyBounds, userBounds } from './key-range';
 import { FamilyPageSink, PageCaps } from './page-sink';
 import type { ScanPage } from './page-reader';
-import type { CheckedIterate } from './validation';
+import type { CheckedIterate } from './read-validation';
 
 type Db = ClassicLevel<Buffer, Buffer>;
 type Range = { gt?: Buffer; gte?: Buffer; lt?: Buffer; lte?: Buffer };

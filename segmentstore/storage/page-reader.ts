@@ -9,7 +9,7 @@ import { MAX_ITERATOR_PAGE_BYTES } from '../../proto/limits';
 import { familyPrefix, userKeyOf, valueBytes, valueExpiresAt, valueSequence } from './key-codec';
 import { storageRange } from './key-range';
 import { PageCaps } from './page-sink';
-import type { CheckedIterate } from './validation';
+import type { CheckedIterate } from './read-validation';
 
 /** One item of a page. */
 export interface PageItem {

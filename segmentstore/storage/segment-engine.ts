@@ -28,7 +28,8 @@ import { SegmentCatalog } from './segment-catalog';
 import { DEFAULT_WRITE_BUFFER_BYTES, EngineState, SegmentEngineOptions, SegmentState } from './segment-state';
 import { needsRead, readForUpdate, StageContext, StagedUpdate, stageUpdate, storageKeys, UpdateKeys, UpdateOutcome } from './update-stager';
 import { ascendingKeys } from './chunk-merge';
-import { CheckedIterate, CheckedModification, checkDuplicates, checkGetKeys, checkIterate, checkModifications, checkScan, checkSegmentId, IterateInput, ModificationInput, ScanInput } from './validation';
+import { CheckedIterate, checkGetKeys, checkIterate, checkScan, IterateInput, ScanInput } from './read-validation';
+import { CheckedModification, checkDuplicates, checkModifications, checkSegmentId, ModificationInput } from './validation';
 
 /** An Update as callers may send it (proto defaults apply to omitted fields). */
 export interface UpdateInput {

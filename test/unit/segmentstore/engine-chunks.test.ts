@@ -14,7 +14,8 @@ import { MAX_CHUNK_BYTES, MAX_CHUNK_ENTRIES, decodeChunk, encodeChunk, splitChun
 import { encodeSegmentId, familyOf, prefixSuccessor, segmentDataPrefix } from '../../../segmentstore/storage/key-codec';
 import { SegmentEngine } from '../../../segmentstore/storage/segment-engine';
 import type { SegmentEngineOptions } from '../../../segmentstore/storage/segment-state';
-import type { IterateInput, ModificationInput } from '../../../segmentstore/storage/validation';
+import type { IterateInput } from '../../../segmentstore/storage/read-validation';
+import type { ModificationInput } from '../../../segmentstore/storage/validation';
 import { encodeIterateResponse } from '../../../segmentstore/service/wire-codec';
 
 const SEG = '3';

@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  checkDuplicates,
-  checkGetKeys,
-  checkIterate,
-  checkModifications,
-  checkSegmentId,
-  MAX_TTL_MS,
-} from '../../../segmentstore/storage/validation';
+import { checkGetKeys, checkIterate } from '../../../segmentstore/storage/read-validation';
+import { checkDuplicates, checkModifications, checkSegmentId, MAX_TTL_MS } from '../../../segmentstore/storage/validation';
 
 function failure(fn: () => unknown): { code: string; message: string; index: number } {
   try {
