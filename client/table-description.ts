@@ -48,7 +48,7 @@ export interface KeyValueTableDescription {
 export function partitionOf(partitionCount: number, family: string | null, key?: Uint8Array): number {
   const count = checkPartitionCount({ partitionCount });
   checkFamily(family);
-  if (family !== null) return partitionIndex(routingPoint(family, NO_KEY), count);
+  if (family !== null && family !== undefined) return partitionIndex(routingPoint(family, NO_KEY), count);
   if (!(key instanceof Uint8Array)) refuse('key', key, 'the serialized key (a Uint8Array) when there is no key family');
   checkKey(key, 0);
   return partitionIndex(routingPoint(null, key), count);

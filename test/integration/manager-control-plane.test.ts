@@ -167,6 +167,7 @@ describe('KeyValueTableManager', () => {
     expect(() => partitionOf(0, 'f')).toThrow('partitionCount is 0; the minimum is 1');
     expect(() => partitionOf(1025, 'f')).toThrow('partitionCount is 1025; the maximum is 1024');
     expect(() => partitionOf(4, null)).toThrow(InvalidArgumentError);
+    expect(partitionOf(4, undefined as unknown as null, Buffer.from('k'))).toBe(partitionOf(4, null, Buffer.from('k')));
     expect(() => partitionOf(4, null, new Uint8Array(0))).toThrow('key is empty');
     expect(() => partitionOf(4, 'x'.repeat(2049))).toThrow('key family is 2049 bytes; the maximum is 2048');
   });
