@@ -26,6 +26,11 @@ export const ErrorCodes = {
   SEGMENT_STORE_REMOVED: 'SEGMENT_STORE_REMOVED',
   /** No live store, a store is stopping, or a deadline passed. */
   UNAVAILABLE: 'UNAVAILABLE',
+  /**
+   * A segment store already holds as many requests as its `--max-in-flight-mb` allows: this one was
+   * not run (retry it after a backoff, an update too; the routing is right, the store is busy).
+   */
+  OVERLOADED: 'OVERLOADED',
   UNAUTHENTICATED: 'UNAUTHENTICATED',
   PERMISSION_DENIED: 'PERMISSION_DENIED',
   /** A bug or an unexpected storage failure. */

@@ -30,7 +30,7 @@ export interface SegmentStoreConfig {
   chunkCacheMb: number;
   /** MiB LevelDB buffers in memory before writing a table file (its memtable). @default 64 */
   writeBufferMb: number;
-  /** MiB of data requests held at once, store-wide; past it requests are refused UNAVAILABLE (see InFlightBudget). @default 256 */
+  /** MiB of data requests held at once, store-wide; past it requests are refused OVERLOADED (see InFlightBudget). @default 256 */
   maxInFlightMb: number;
   /** First retry delay of registration while the controller is unreachable. @default 200 */
   registerRetryMinMs: number;
@@ -77,7 +77,7 @@ export const SEGMENT_STORE_OPTIONS: readonly OptionSpec[] = [
   { flag: 'expiry-sweep-interval-ms', env: 'EXPIRY_SWEEP_INTERVAL_MS', kind: 'int', default: d.expirySweepIntervalMs, min: 0, max: 86_400_000, description: 'how often expired entries are removed (0 = never)' },
   { flag: 'chunk-cache-mb', env: 'CHUNK_CACHE_MB', kind: 'int', default: d.chunkCacheMb, min: 0, max: 1_048_576, description: 'MiB of recently written key-family chunks kept in memory' },
   { flag: 'write-buffer-mb', env: 'WRITE_BUFFER_MB', kind: 'int', default: d.writeBufferMb, min: 1, max: 1024, description: 'MiB LevelDB buffers in memory (its memtable) before writing a table file' },
-  { flag: 'max-in-flight-mb', env: 'MAX_IN_FLIGHT_MB', kind: 'int', default: d.maxInFlightMb, min: 1, max: 1_048_576, description: 'MiB of data requests held at once; past it requests are refused UNAVAILABLE (clients retry)' },
+  { flag: 'max-in-flight-mb', env: 'MAX_IN_FLIGHT_MB', kind: 'int', default: d.maxInFlightMb, min: 1, max: 1_048_576, description: 'MiB of data requests held at once; past it requests are refused OVERLOADED (clients retry)' },
   { flag: 'register-retry-min-ms', env: 'REGISTER_RETRY_MIN_MS', kind: 'int', default: d.registerRetryMinMs, min: 10, max: 60_000, description: 'first delay between registration attempts' },
   { flag: 'register-retry-max-ms', env: 'REGISTER_RETRY_MAX_MS', kind: 'int', default: d.registerRetryMaxMs, min: 10, max: 600_000, description: 'largest delay between registration attempts' },
   { flag: 'tls-cert', env: 'TLS_CERT', kind: 'string', description: 'PEM certificate file: serve TLS (needs --tls-key)' },

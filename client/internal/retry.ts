@@ -24,6 +24,14 @@ export function defaultRetryOptions(): RetryOptions {
   return { maxRetries: 5, initialBackoffMs: 50, maxBackoffMs: 1000 };
 }
 
+/** kvt codes of a request a server refused without running it: retried, updates too. */
+const REFUSED_UNRUN: ReadonlySet<unknown> = new Set(['UNAVAILABLE', 'OVERLOADED']);
+
+/** Whether `code` (a trailer's or a sub-response's) says the request was refused without running. */
+export function isRefusedUnrun(code: unknown): boolean {
+  return REFUSED_UNRUN.has(code);
+}
+
 function statusOf(err: unknown): grpc.ServiceError | undefined {
   let e: unknown = err;
   // Typed errors keep the status error as `cause`.
@@ -37,17 +45,17 @@ function statusOf(err: unknown): grpc.ServiceError | undefined {
 /** True when `err` is a transport failure or a store/controller saying it is unavailable. */
 export function isTransient(err: unknown): boolean {
   const status = statusOf(err);
-  if (!status) return (err as { code?: unknown })?.code === 'UNAVAILABLE';
+  if (!status) return isRefusedUnrun((err as { code?: unknown })?.code);
   const trailer = status.metadata?.get(ERROR_CODE_TRAILER)?.[0];
-  if (trailer) return trailer === 'UNAVAILABLE';
+  if (trailer) return isRefusedUnrun(trailer);
   return status.code === grpc.status.UNAVAILABLE || status.code === grpc.status.DEADLINE_EXCEEDED;
 }
 
 /** True when the failed request surely never reached the server's handler (safe to retry any update). */
 export function surelyNotSent(err: unknown): boolean {
   const status = statusOf(err);
-  if (!status) return (err as { code?: unknown })?.code === 'UNAVAILABLE';
-  if (status.metadata?.get(ERROR_CODE_TRAILER)?.[0] === 'UNAVAILABLE') return true;
+  if (!status) return isRefusedUnrun((err as { code?: unknown })?.code);
+  if (isRefusedUnrun(status.metadata?.get(ERROR_CODE_TRAILER)?.[0])) return true;
   if (status.code !== grpc.status.UNAVAILABLE) return false;
   const details = status.details ?? '';
   return details.startsWith('No connection established') || details.startsWith('Channel closed before call started') || /ECONNREFUSED|connect ENOENT/.test(details);

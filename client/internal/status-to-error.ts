@@ -36,6 +36,7 @@ const BY_CODE: Record<string, Build> = {
   SEGMENT_STORE_HOLDS_DATA: (m, c) => new SegmentStoreHoldsDataError(m, c),
   SEGMENT_STORE_REMOVED: (m, c) => new SegmentStoreRemovedError(m, c),
   UNAVAILABLE: (m, c) => new UnavailableError(m, c),
+  OVERLOADED: (m, c) => new UnavailableError(m, c),
   UNAUTHENTICATED: (m, c) => new UnauthenticatedError(m, c),
   PERMISSION_DENIED: (m, c) => new PermissionDeniedError(m, c),
   SEGMENT_NOT_FOUND: (m, c) => new ServiceError(m, { ...c, code: 'SEGMENT_NOT_FOUND' }),
@@ -93,7 +94,7 @@ export function toKvtError(err: unknown, site: ErrorSite = {}): KvtError {
     }
   }
   if (code === 'OBJECT_CLOSED') return new ObjectClosedError(text, context);
-  if (code === 'UNAVAILABLE') context.maybeApplied = site.maybeApplied ?? false;
+  if (code === 'UNAVAILABLE' || code === 'OVERLOADED') context.maybeApplied = site.maybeApplied ?? false;
   const build = BY_CODE[code];
   return build ? build(text, context) : new ServiceError(`${code}: ${text}`, { ...context, code: 'SERVICE_ERROR' });
 }

@@ -16,7 +16,7 @@ import type { IterateRequest, Routing, ScanRequest, ScanResponse, SubResponse, W
 import { KvtError, ObjectClosedError, TableNotActiveError, UnavailableError } from '../errors';
 import { Coalescer } from './coalescer';
 import { callUnary, Connections } from './connections';
-import { backoffMs, isTransient, outcomeUnknown, RetryOptions, sleep, surelyNotSent } from './retry';
+import { backoffMs, isRefusedUnrun, isTransient, outcomeUnknown, RetryOptions, sleep, surelyNotSent } from './retry';
 import { Route, RoutingCache, RoutingTable } from './routing';
 import { ErrorSite, toKvtError } from './status-to-error';
 import type { ClientSubRequest } from './wire-codec';
@@ -151,7 +151,8 @@ export class TableTransport {
         if (tries >= this.settings.retry.maxRetries || Date.now() + wait >= deadline) throw finalError(cause, site, unknown);
         this.settings.logger?.debug?.('kvt client retrying', { table: this.tableName, segment: route?.segmentId, attempt: tries + 1, waitMs: wait });
         await sleep(wait);
-        staleGeneration = route?.generation ?? '';
+        // A busy store is still the right one: only other failures send the next attempt to the controller.
+        staleGeneration = kvtCodeOf(err) === 'OVERLOADED' ? undefined : (route?.generation ?? '');
       }
     }
   }
@@ -205,14 +206,18 @@ function beforeDeadline(routing: Promise<RoutingTable>, deadline: number, table:
 /** Transient failures are retried: those of reads always, those of updates only when surely not sent. */
 function isRetryable(err: unknown, read: boolean): boolean {
   if (err instanceof KvtError) return false;
-  if (isWire(err)) return err.code === 'UNAVAILABLE';
+  if (isWire(err)) return isRefusedUnrun(err.code);
   if (!isTransient(err)) return false;
   return read || surelyNotSent(err);
 }
 
-/** The kvt code of a failed sub-request, or of a failed call (its trailer: Iterate and Scan calls). */
+/**
+ * The kvt code of a failed sub-request, of a stream message the store refused whole (a wire error), or
+ * of a failed call (its trailer: Iterate and Scan calls).
+ */
 function kvtCodeOf(err: unknown): string | undefined {
   if (err instanceof SubError) return err.error.code;
+  if (isWire(err)) return err.code;
   const trailer = (err as Partial<grpc.ServiceError>)?.metadata?.get?.(ERROR_CODE_TRAILER)?.[0];
   return typeof trailer === 'string' ? trailer : undefined;
 }

@@ -21,7 +21,7 @@
  *   (the client asks again for the rest, as after any answer cut short by its byte cap);
  * - it reads again below half of every bound, and reads at most one message ahead meanwhile;
  * - every message also counts against the store-wide {@link InFlightBudget} until answered (or until
- *   its stream breaks): one that would pass it is answered UNAVAILABLE under its id without running;
+ *   its stream breaks): one that would pass it is answered OVERLOADED under its id without running;
  * - a message whose request (or iterate) does not decode, inside a message that does, is answered
  *   under its id with INVALID_ARGUMENT; a message that does not decode at all (its id cannot be
  *   trusted) ends the stream with INVALID_ARGUMENT, once the messages before it are answered, and

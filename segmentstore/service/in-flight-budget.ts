@@ -6,8 +6,8 @@
  * or the stream breaks). When the disk stalls, updates wait for their group commit holding their
  * requests; without this bound, clients that keep sending (every unary call, and every stream up to its
  * own 64 MiB) would grow the store's memory without end. A request that would take the total past the
- * bound is refused with UNAVAILABLE without running, so clients retry it after a backoff, even a
- * conditional update; a request arriving while nothing else is held always runs, whatever its size.
+ * bound is refused with OVERLOADED (gRPC status UNAVAILABLE) without running, so clients retry it after
+ * a backoff, even a conditional update, without asking the controller for new routing; a request arriving while nothing else is held always runs, whatever its size.
  */
 import { ErrorCodes } from '../../proto/error-codes';
 import { KvtFault } from '../../proto/runtime/status';
@@ -37,7 +37,7 @@ export class InFlightBudget {
     if (this.held > 0 && this.held + bytes > this.limitBytes) {
       this.onRefused(what, bytes);
       return new KvtFault(
-        ErrorCodes.UNAVAILABLE,
+        ErrorCodes.OVERLOADED,
         `segment store is overloaded: requests of ${mib(this.held)} MiB are in flight and this ${what} of ${mib(bytes)} MiB ` +
           `would pass the limit of ${mib(this.limitBytes)} MiB (--max-in-flight-mb); it was not run, try again`,
       );

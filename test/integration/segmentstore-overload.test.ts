@@ -9,6 +9,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type * as grpc from '@grpc/grpc-js';
+import { status as grpcStatus } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyValueTableFactory, KeyValueTableManager, Serializers, UnavailableError } from '../../client';
 import { ERROR_CODE_TRAILER } from '../../proto/error-codes';
@@ -88,7 +89,7 @@ describe('a segment store past its in-flight bound (--max-in-flight-mb 1, its di
       for (const err of refused) {
         expect(err).not.toBe('ok');
         const status = err as grpc.ServiceError;
-        expect(status.metadata.get(ERROR_CODE_TRAILER)).toEqual(['UNAVAILABLE']);
+        expect([status.code, status.metadata.get(ERROR_CODE_TRAILER)]).toEqual([grpcStatus.UNAVAILABLE, ['OVERLOADED']]);
         expect(status.details).toMatch(/^segment store is overloaded: requests of 0\.86 MiB are in flight and this Update call of 0\.29 MiB would pass the limit of 1 MiB \(--max-in-flight-mb\); it was not run, try again$/);
       }
       release();
@@ -143,5 +144,25 @@ describe('a segment store past its in-flight bound (--max-in-flight-mb 1, its di
     } finally {
       client.close();
     }
+  });
+
+  it('retries a busy store without asking the controller for new routing: with the controller gone, the store\'s refusal is what the caller gets', async () => {
+    await using factory = KeyValueTableFactory.withScope('o', {
+      controller: controller.address, timeoutMs: 20_000, retry: { maxRetries: 3, initialBackoffMs: 20, maxBackoffMs: 40 },
+    });
+    const table = factory.forKeyValueTable('t', { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 });
+    await table.put('r', 'warm', 'x'); // routing cached
+    const { running: first } = await stallWith(() => table.put('r', 'a', 'a'.repeat(VALUE_BYTES)));
+    await controller.kill('SIGKILL');
+    // Each attempt is refused OVERLOADED; before, every retry went to the (dead) controller for routing
+    // first and the caller got the controller's unavailability, at its deadline.
+    const started = Date.now();
+    const err = await table.putAll('r', Array.from({ length: 10 }, (_, i): [string, string] => [`b${i}`, 'b'.repeat(VALUE_BYTES)])).then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(UnavailableError);
+    expect((err as Error).message).toContain('segment store is overloaded');
+    expect((err as UnavailableError).maybeApplied).toBe(false);
+    expect(Date.now() - started, 'three retries with 40 ms backoffs, not the 20 s deadline').toBeLessThan(10_000);
+    release();
+    await first;
   });
 });
