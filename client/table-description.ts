@@ -81,7 +81,11 @@ export function fromWire(d: TableDescription): KeyValueTableDescription {
  */
 export async function addContents(description: KeyValueTableDescription, connections: Connections, deadline: number): Promise<void> {
   const byStore = new Map<string, PartitionDescription[]>();
-  for (const p of description.partitions) byStore.set(p.store.address, [...(byStore.get(p.store.address) ?? []), p]);
+  for (const p of description.partitions) {
+    const partitions = byStore.get(p.store.address);
+    if (partitions) partitions.push(p);
+    else byStore.set(p.store.address, [p]);
+  }
   await Promise.all([...byStore].map(async ([address, partitions]) => {
     for (const p of partitions) {
       try {

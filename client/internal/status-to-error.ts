@@ -11,6 +11,7 @@ import {
   PermissionDeniedError, ScopeNotFoundError, SegmentStoreHoldsDataError, SegmentStoreLiveError, SegmentStoreNotFoundError,
   SegmentStoreRemovedError, ServiceError, TableNotActiveError, TableNotFoundError, UnauthenticatedError, UnavailableError,
 } from '../errors';
+import { isRefusedUnrun } from './retry';
 
 /** What the caller knows about the failed request, to name in the error. */
 export interface ErrorSite {
@@ -94,7 +95,7 @@ export function toKvtError(err: unknown, site: ErrorSite = {}): KvtError {
     }
   }
   if (code === 'OBJECT_CLOSED') return new ObjectClosedError(text, context);
-  if (code === 'UNAVAILABLE' || code === 'OVERLOADED') context.maybeApplied = site.maybeApplied ?? false;
+  if (isRefusedUnrun(code)) context.maybeApplied = site.maybeApplied ?? false;
   const build = BY_CODE[code];
   return build ? build(text, context) : new ServiceError(`${code}: ${text}`, { ...context, code: 'SERVICE_ERROR' });
 }

@@ -71,10 +71,8 @@ type StreamCall = grpc.ServerDuplexStream<StreamMessage, StreamResponseMessage |
 interface OpenStream {
   readonly call: StreamCall;
   inFlight: number;
-  /** Wire bytes of the messages in flight. */
+  /** Wire bytes of the messages in flight: what they hold of the store-wide budget too (given back as each is answered, or all when the stream breaks). */
   bytes: number;
-  /** What those messages hold of the store-wide budget (given back when each is answered, or all when the stream breaks). */
-  held: number;
   /** Answers held: see {@link MAX_STREAM_ANSWER_BYTES}. */
   readonly answers: BytePool;
   paused: boolean;
@@ -113,7 +111,6 @@ export class ExecuteStreams {
       call,
       inFlight: 0,
       bytes: 0,
-      held: 0,
       answers: new BytePool(MAX_STREAM_ANSWER_BYTES),
       paused: false,
       failure: undefined,
@@ -177,7 +174,6 @@ export class ExecuteStreams {
       this.refuse(s, id, refusal);
       return;
     }
-    s.held += bytes;
     const reserved = msg.request ? 0 : ITERATE_ANSWER_RESERVE;
     s.inFlight++;
     s.bytes += bytes;
@@ -238,10 +234,7 @@ export class ExecuteStreams {
    * paused and below half of every bound, end if done.
    */
   private answered(s: OpenStream, bytes: number, answerBytes: number): void {
-    if (!s.finished) {
-      s.held -= bytes;
-      this.inFlight.release(bytes);
-    }
+    if (!s.finished) this.inFlight.release(bytes);
     s.inFlight--;
     s.bytes -= bytes;
     s.answers.used -= answerBytes;
@@ -282,8 +275,7 @@ export class ExecuteStreams {
 
   private forget(s: OpenStream): void {
     // Its messages still running (a broken stream) stop counting now: their answers have nowhere to go.
-    if (!s.finished) this.inFlight.release(s.held);
-    s.held = 0;
+    if (!s.finished) this.inFlight.release(s.bytes);
     s.finished = true;
     this.open.delete(s);
     if (this.open.size === 0 && this.idle) {

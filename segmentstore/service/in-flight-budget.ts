@@ -27,11 +27,6 @@ export class InFlightBudget {
    */
   constructor(readonly limitBytes: number, private readonly onRefused: (what: string, bytes: number) => void = () => undefined) {}
 
-  /** Bytes held now (tests, metrics). */
-  get used(): number {
-    return this.held;
-  }
-
   /** Takes `bytes` for a request of kind `what`, or returns the fault to refuse it with (nothing taken). */
   acquire(bytes: number, what: string): KvtFault | undefined {
     if (this.held > 0 && this.held + bytes > this.limitBytes) {
