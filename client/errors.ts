@@ -148,9 +148,22 @@ export class UnavailableError extends KvtError {
   override name = 'UnavailableError';
   /** True when an update may have been applied despite the error. */
   readonly maybeApplied: boolean;
-  constructor(message: string, context?: KvtErrorContext & { maybeApplied?: boolean }) {
-    super('UNAVAILABLE', message, context);
+  constructor(message: string, context?: KvtErrorContext & { maybeApplied?: boolean; code?: 'UNAVAILABLE' | 'OVERLOADED' }) {
+    super(context?.code ?? 'UNAVAILABLE', message, context);
     this.maybeApplied = context?.maybeApplied ?? false;
+  }
+}
+
+/**
+ * A segment store refused the request without running it, through every retry, because it already
+ * held as many requests as its `--max-in-flight-mb` allows (code `OVERLOADED`). An
+ * {@link UnavailableError}, so code that handles unavailability handles this too; catch it apart to
+ * back off harder or shed load. `maybeApplied` is true only when an earlier attempt's outcome is unknown.
+ */
+export class OverloadedError extends UnavailableError {
+  override name = 'OverloadedError';
+  constructor(message: string, context?: KvtErrorContext & { maybeApplied?: boolean }) {
+    super(message, { ...context, code: 'OVERLOADED' });
   }
 }
 

@@ -19,7 +19,7 @@ export { Serializers } from './serializers';
 export type { Serializer } from './serializers';
 export {
   KvtError, ConditionalTableUpdateError, BadKeyVersionError, NoSuchKeyError, InvalidArgumentError, ScopeNotFoundError,
-  TableNotFoundError, TableNotActiveError, ObjectClosedError, UnavailableError, DocumentConflictError, UnauthenticatedError,
+  TableNotFoundError, TableNotActiveError, ObjectClosedError, UnavailableError, OverloadedError, DocumentConflictError, UnauthenticatedError,
   PermissionDeniedError, ServiceError, SegmentStoreNotFoundError, SegmentStoreLiveError, SegmentStoreHoldsDataError,
   SegmentStoreRemovedError,
 } from './errors';

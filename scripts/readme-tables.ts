@@ -44,7 +44,7 @@ export const ERROR_CODE_ROWS: readonly [code: string, errorClass: string, meanin
   ['SEGMENT_STORE_REMOVED', 'SegmentStoreRemovedError', 'a removed store tried to register again (wire code, answered to the store, which exits: wipe its data directory)'],
   ['OBJECT_CLOSED', 'ObjectClosedError', 'the manager, factory or table was closed'],
   ['UNAVAILABLE', 'UnavailableError', 'no store or controller answered within the deadline after retries (`maybeApplied` tells whether a write may have happened)'],
-  ['OVERLOADED', 'UnavailableError', 'a segment store already held as many requests as `--max-in-flight-mb` allows, through every retry: nothing was run (the client retries without asking the controller for new routing)'],
+  ['OVERLOADED', 'OverloadedError', 'a segment store already held as many requests as `--max-in-flight-mb` allows, through every retry: nothing was run (the client retries without asking the controller for new routing); an `UnavailableError` too, so handlers of unavailability catch it'],
   ['UNAUTHENTICATED', 'UnauthenticatedError', 'the server needs a token and none was sent'],
   ['PERMISSION_DENIED', 'PermissionDeniedError', 'the token is wrong, or a data token was used for an admin call'],
   ['DOCUMENT_CONFLICT', 'DocumentConflictError', 'a document edit named a stale or deleted revision'],

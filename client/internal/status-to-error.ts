@@ -7,7 +7,7 @@ import * as grpc from '@grpc/grpc-js';
 import { ERROR_CODE_TRAILER, ERROR_INDEX_TRAILER } from '../../proto/error-codes';
 import type { WireError } from '../../proto/messages';
 import {
-  BadKeyVersionError, InvalidArgumentError, KvtError, KvtErrorContext, NoSuchKeyError, ObjectClosedError,
+  BadKeyVersionError, InvalidArgumentError, KvtError, KvtErrorContext, NoSuchKeyError, ObjectClosedError, OverloadedError,
   PermissionDeniedError, ScopeNotFoundError, SegmentStoreHoldsDataError, SegmentStoreLiveError, SegmentStoreNotFoundError,
   SegmentStoreRemovedError, ServiceError, TableNotActiveError, TableNotFoundError, UnauthenticatedError, UnavailableError,
 } from '../errors';
@@ -37,7 +37,7 @@ const BY_CODE: Record<string, Build> = {
   SEGMENT_STORE_HOLDS_DATA: (m, c) => new SegmentStoreHoldsDataError(m, c),
   SEGMENT_STORE_REMOVED: (m, c) => new SegmentStoreRemovedError(m, c),
   UNAVAILABLE: (m, c) => new UnavailableError(m, c),
-  OVERLOADED: (m, c) => new UnavailableError(m, c),
+  OVERLOADED: (m, c) => new OverloadedError(m, c),
   UNAUTHENTICATED: (m, c) => new UnauthenticatedError(m, c),
   PERMISSION_DENIED: (m, c) => new PermissionDeniedError(m, c),
   SEGMENT_NOT_FOUND: (m, c) => new ServiceError(m, { ...c, code: 'SEGMENT_NOT_FOUND' }),

@@ -13,7 +13,7 @@
 import type * as grpc from '@grpc/grpc-js';
 import { ERROR_CODE_TRAILER } from '../../proto/error-codes';
 import type { IterateRequest, Routing, ScanRequest, ScanResponse, SubResponse, WireError } from '../../proto/messages';
-import { KvtError, ObjectClosedError, TableNotActiveError, UnavailableError } from '../errors';
+import { KvtError, ObjectClosedError, OverloadedError, TableNotActiveError, UnavailableError } from '../errors';
 import { Coalescer } from './coalescer';
 import { callUnary, Connections } from './connections';
 import { backoffMs, isRefusedUnrun, isTransient, outcomeUnknown, RetryOptions, sleep, surelyNotSent } from './retry';
@@ -183,7 +183,8 @@ function finalError(cause: unknown, site: ErrorSite, unknown: boolean): KvtError
     // An UnavailableError made on the client (a deadline passed before sending, no routing in time)
     // knows nothing of earlier attempts: one of those may have reached the store.
     if (typed.maybeApplied || !site.maybeApplied) return typed;
-    return new UnavailableError(typed.message, { cause: typed.cause ?? cause, table: site.table, segment: site.segment, maybeApplied: true });
+    const context = { cause: typed.cause ?? cause, table: site.table, segment: site.segment, maybeApplied: true };
+    return typed instanceof OverloadedError ? new OverloadedError(typed.message, context) : new UnavailableError(typed.message, context);
   }
   if (!unknown) return typed;
   return new UnavailableError(`the call to the segment store failed after the update was sent, so it may have been applied: ${typed.message}`, {

@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import type * as grpc from '@grpc/grpc-js';
 import { status as grpcStatus } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KeyValueTableFactory, KeyValueTableManager, Serializers, UnavailableError } from '../../client';
+import { KeyValueTableFactory, KeyValueTableManager, OverloadedError, Serializers, UnavailableError } from '../../client';
 import { ERROR_CODE_TRAILER } from '../../proto/error-codes';
 import { fetchRouting, rawCall, rawClient } from '../harness/oracle';
 import { KvtProcess, REPO_ROOT, startController, startSegmentStore, tempDir } from '../harness/process';
@@ -107,7 +107,7 @@ describe('a segment store past its in-flight bound (--max-in-flight-mb 1, its di
     }
   });
 
-  it('refuses a client\'s stream messages past the bound the same way: UnavailableError, nothing applied', async () => {
+  it('refuses a client\'s stream messages past the bound the same way: OverloadedError, nothing applied', async () => {
     await using factory = KeyValueTableFactory.withScope('o', { controller: controller.address, retry: { maxRetries: 0, initialBackoffMs: 10, maxBackoffMs: 10 } });
     const table = factory.forKeyValueTable('t', { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 });
     const value = (key: string) => key.repeat(VALUE_BYTES / key.length);
@@ -115,8 +115,9 @@ describe('a segment store past its in-flight bound (--max-in-flight-mb 1, its di
     // Queued behind the stalled call, these travel as one Execute message of ~3 MB: refused whole.
     const rest = await Promise.all(Array.from({ length: 10 }, (_, i) => table.put('s', `b${i}`, value(`b${i}`)).then(() => undefined, (err: unknown) => err)));
     for (const err of rest) {
+      expect(err).toBeInstanceOf(OverloadedError);
       expect(err).toBeInstanceOf(UnavailableError);
-      expect((err as UnavailableError).maybeApplied).toBe(false);
+      expect([(err as OverloadedError).code, (err as OverloadedError).maybeApplied]).toEqual(['OVERLOADED', false]);
       expect((err as Error).message).toContain('segment store is overloaded');
       expect((err as Error).message).toContain('Execute message');
     }
@@ -158,9 +159,9 @@ describe('a segment store past its in-flight bound (--max-in-flight-mb 1, its di
     // first and the caller got the controller's unavailability, at its deadline.
     const started = Date.now();
     const err = await table.putAll('r', Array.from({ length: 10 }, (_, i): [string, string] => [`b${i}`, 'b'.repeat(VALUE_BYTES)])).then(() => undefined, (e: unknown) => e);
-    expect(err).toBeInstanceOf(UnavailableError);
+    expect(err).toBeInstanceOf(OverloadedError);
     expect((err as Error).message).toContain('segment store is overloaded');
-    expect((err as UnavailableError).maybeApplied).toBe(false);
+    expect([(err as OverloadedError).code, (err as OverloadedError).maybeApplied]).toEqual(['OVERLOADED', false]);
     expect(Date.now() - started, 'three retries with 40 ms backoffs, not the 20 s deadline').toBeLessThan(10_000);
     release();
     await first;

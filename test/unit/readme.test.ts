@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../bin/cli';
 import * as client from '../../client';
 import { ErrorCodes } from '../../proto/error-codes';
+import { toKvtError } from '../../client/internal/status-to-error';
 import { ERROR_CODE_ROWS, updatedReadme } from '../../scripts/readme-tables';
 import { REPO_ROOT } from '../harness/process';
 
@@ -19,6 +20,14 @@ describe('README.md', () => {
     const documented = new Set(ERROR_CODE_ROWS.map(([code]) => code));
     for (const code of Object.values(ErrorCodes)) expect(documented, code).toContain(code);
     for (const [, cls] of ERROR_CODE_ROWS) expect(typeof (client as Record<string, unknown>)[cls], cls).toBe('function');
+  });
+
+  it('names for every wire code the class and code a caller gets when a server answers with it', () => {
+    for (const [code, cls] of ERROR_CODE_ROWS) {
+      if (!(Object.values(ErrorCodes) as string[]).includes(code)) continue;
+      const err = toKvtError({ code, message: 'from the server', index: -1, segmentId: '' });
+      expect([err.code, err.name], code).toEqual([code, cls]);
+    }
   });
 
   it('mentions every option of the client commands', () => {

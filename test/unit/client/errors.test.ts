@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   BadKeyVersionError, ConditionalTableUpdateError, DocumentConflictError, InvalidArgumentError, KvtError, NoSuchKeyError,
-  ObjectClosedError, PermissionDeniedError, ScopeNotFoundError, SegmentStoreHoldsDataError, SegmentStoreLiveError, SegmentStoreNotFoundError,
+  ObjectClosedError, OverloadedError, PermissionDeniedError, ScopeNotFoundError, SegmentStoreHoldsDataError, SegmentStoreLiveError, SegmentStoreNotFoundError,
   SegmentStoreRemovedError, ServiceError, TableNotActiveError, TableNotFoundError, UnauthenticatedError, UnavailableError,
 } from '../../../client';
 
@@ -18,6 +18,7 @@ const cases: [new (m: string) => KvtError, string, string][] = [
   [SegmentStoreRemovedError, 'SEGMENT_STORE_REMOVED', 'SegmentStoreRemovedError'],
   [ObjectClosedError, 'OBJECT_CLOSED', 'ObjectClosedError'],
   [UnavailableError, 'UNAVAILABLE', 'UnavailableError'],
+  [OverloadedError, 'OVERLOADED', 'OverloadedError'],
   [DocumentConflictError, 'DOCUMENT_CONFLICT', 'DocumentConflictError'],
   [UnauthenticatedError, 'UNAUTHENTICATED', 'UnauthenticatedError'],
   [PermissionDeniedError, 'PERMISSION_DENIED', 'PermissionDeniedError'],
@@ -50,6 +51,13 @@ describe('kvt errors', () => {
   it('marks whether an unavailable update may have been applied', () => {
     expect(new UnavailableError('x').maybeApplied).toBe(false);
     expect(new UnavailableError('x', { maybeApplied: true }).maybeApplied).toBe(true);
+  });
+
+  it('makes an overload refusal an UnavailableError of its own class and code, so callers can back off on it', () => {
+    const err = new OverloadedError('busy', { maybeApplied: true });
+    expect(err).toBeInstanceOf(UnavailableError);
+    expect([err.code, err.maybeApplied]).toEqual(['OVERLOADED', true]);
+    expect(new UnavailableError('x')).not.toBeInstanceOf(OverloadedError);
   });
 
   it('lets ServiceError carry SERVICE_ERROR for answers the client does not understand', () => {

@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import {
-  BadKeyVersionError, InvalidArgumentError, NoSuchKeyError, ObjectClosedError, ScopeNotFoundError, SegmentStoreHoldsDataError,
+  BadKeyVersionError, InvalidArgumentError, NoSuchKeyError, ObjectClosedError, OverloadedError, ScopeNotFoundError, SegmentStoreHoldsDataError,
   SegmentStoreLiveError, SegmentStoreNotFoundError, SegmentStoreRemovedError, ServiceError, TableNotActiveError, TableNotFoundError,
   UnavailableError,
 } from '../../../client';
@@ -27,6 +27,7 @@ describe('toKvtError', () => {
     ['SEGMENT_STORE_HOLDS_DATA', SegmentStoreHoldsDataError],
     ['SEGMENT_STORE_REMOVED', SegmentStoreRemovedError],
     ['UNAVAILABLE', UnavailableError],
+    ['OVERLOADED', OverloadedError],
     ['INTERNAL', ServiceError],
   ] as const)('maps the trailer code %s to its class, keeping the status as cause', (code, Ctor) => {
     const status = statusError(grpc.status.FAILED_PRECONDITION, 'it failed', { 'kvt-error-code': code });
