@@ -62,10 +62,9 @@ export const ITERATE_ANSWER_RESERVE = MAX_ITERATOR_PAGE_BYTES + MAX_ITERATOR_PAG
  */
 const READ_AHEAD_MESSAGES = 1;
 
-type StreamMessage =
-  | { id: number; request: ExecuteRequest | null; iterate: IterateRequest | null; bytes: number }
-  | MalformedStreamMessage
-  | MalformedRequest;
+/** A message whose request or iterate decoded (it may still have neither). */
+type DecodedMessage = { id: number; request: ExecuteRequest | null; iterate: IterateRequest | null; bytes: number };
+type StreamMessage = DecodedMessage | MalformedStreamMessage | MalformedRequest;
 type StreamCall = grpc.ServerDuplexStream<StreamMessage, StreamResponseMessage | Buffer>;
 
 interface OpenStream {
@@ -147,6 +146,10 @@ export class ExecuteStreams {
     return this.closed;
   }
 
+  /**
+   * Takes one message of `s`: ends the stream after one that does not decode, refuses one that may not
+   * run (stopping, malformed, empty, past the store-wide budget) under its id, else starts it.
+   */
   private onMessage(s: OpenStream, msg: StreamMessage): void {
     if (s.finished || s.failure) return;
     if (msg instanceof MalformedRequest) {
@@ -168,12 +171,21 @@ export class ExecuteStreams {
       this.refuse(s, id, invalidArgument(`message ${id} has no request`));
       return;
     }
-    const bytes = msg.bytes;
-    const refusal = this.inFlight.acquire(bytes, msg.request ? 'Execute message' : 'Iterate message');
+    const refusal = this.inFlight.acquire(msg.bytes, msg.request ? 'Execute message' : 'Iterate message');
     if (refusal) {
       this.refuse(s, id, refusal);
       return;
     }
+    this.start(s, msg);
+  }
+
+  /**
+   * Runs message `msg` of `s`, whose bytes the store-wide budget already holds: counts it against the
+   * stream's bounds (pausing it at one) and answers it when it settles.
+   */
+  private start(s: OpenStream, msg: DecodedMessage): void {
+    const id = msg.id;
+    const bytes = msg.bytes;
     const reserved = msg.request ? 0 : ITERATE_ANSWER_RESERVE;
     s.inFlight++;
     s.bytes += bytes;
