@@ -37,8 +37,9 @@ export function viewOf(source: Buffer, start: number, end: number): Buffer {
 }
 
 /**
- * A modification as the store's wire decoder reads it (segmentstore/service/wire-codec.ts): the key
- * and value stay ranges of the request's bytes, and become Buffers only when read as `key`/`value`.
+ * A modification as the store's wire decoder reads it (segmentstore/service/execute-request-decoder.ts):
+ * the key and value stay ranges of the request's bytes, and become Buffers only when read as
+ * `key`/`value`.
  * Why: making two views per modification (Buffer.from on the ArrayBuffer) was the largest part of
  * decoding a W4 batch; validation and the chunk merge read the ranges instead.
  */

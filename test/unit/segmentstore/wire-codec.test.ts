@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { kvtPackage } from '../../../proto/load';
 import type { ExecuteResponse, IterateResponse } from '../../../proto/messages';
+import { decodeExecuteRequest } from '../../../segmentstore/service/execute-request-decoder';
 import {
-  decodeExecuteRequest, decodeExecuteStreamRequest, encodeExecuteResponse, encodeExecuteStreamResponse, encodeIterateResponse, MalformedStreamMessage,
+  decodeExecuteStreamRequest, encodeExecuteResponse, encodeExecuteStreamResponse, encodeIterateResponse, MalformedStreamMessage,
 } from '../../../segmentstore/service/wire-codec';
 import { WireModification } from '../../../segmentstore/storage/validation';
 import { randomEntry, randomSubRequest, randomSubResponse, rng } from '../../harness/random-messages';
