@@ -16,10 +16,9 @@ import * as fs from 'node:fs';
 import { ClassicLevel } from 'classic-level';
 import { ErrorCodes } from '../../proto/error-codes';
 import { errorMessage, KvtFault } from '../../proto/runtime/status';
-import {
-  partitionKey, PartitionRecord, RemovedStoreRecord, ReplacedPartitionRecord, ScopeRecord, StoreRecord, TableRecord, tableKey,
-} from './records';
+import { PartitionRecord, RemovedStoreRecord, ScopeRecord, StoreRecord, TableRecord, tableKey } from './records';
 import { KeyedMutex } from './keyed-mutex';
+import { applyStoreRemoval, StoreRemovalOutcome, StoreRemovalPlan } from './store-removal-plan';
 import { assertTransition, REMOVED, TableState } from './table-state';
 
 const SCOPE = 's:';
@@ -44,19 +43,6 @@ export type CreateTableOutcome =
   | { kind: 'created'; table: TableRecord }
   | { kind: 'exists'; table: TableRecord }
   | { kind: 'no-scope' };
-
-/** What {@link MetadataStore.removeStore} writes, as decided from the tables it read. */
-export interface StoreRemovalPlan {
-  storeId: string;
-  nowMs: number;
-  /** Every table with a partition on the store, as {@link MetadataStore.tablesOnStore} gave them to the plan. */
-  basis: readonly TableRecord[];
-  /** The live store taking each partition on the store of a CREATING or ACTIVE table, keyed by {@link partitionKey}. */
-  newOwners: ReadonlyMap<string, string>;
-}
-
-/** Outcome of {@link MetadataStore.removeStore}: `stale` when a table of the basis changed meanwhile (nothing written). */
-export type StoreRemovalOutcome = { kind: 'removed'; record: RemovedStoreRecord } | { kind: 'stale' };
 
 /** Outcome of {@link MetadataStore.deleteScope}. */
 export type DeleteScopeOutcome = 'deleted' | 'missing' | 'not-empty';
@@ -312,32 +298,7 @@ export class MetadataStore {
       if (!store) throw new Error(`segment store ${plan.storeId} is not registered`);
       const current = this.tablesOnStore(plan.storeId);
       if (current.length !== plan.basis.length || current.some((t, i) => t !== plan.basis[i])) return { kind: 'stale' } as const;
-      const record: RemovedStoreRecord = { storeId: plan.storeId, address: store.address, removedAtMs: plan.nowMs, lost: [], placed: [], deleting: [] };
-      let next = this.nextSegmentId;
-      const moved: TableRecord[] = [];
-      for (const t of plan.basis) {
-        if (t.state === 'DELETING') {
-          record.deleting.push({ scope: t.scope, table: t.table });
-          continue;
-        }
-        const partitions = t.partitions.map((p): PartitionRecord => {
-          if (p.storeId !== plan.storeId) return p;
-          const newStoreId = plan.newOwners.get(partitionKey(t.scope, t.table, p.index));
-          if (newStoreId === undefined) throw new Error(`the removal of ${plan.storeId} has no new store for ${partitionKey(t.scope, t.table, p.index)}`);
-          const replacement: ReplacedPartitionRecord = {
-            scope: t.scope, table: t.table, index: p.index, segmentId: p.segmentId, newSegmentId: (next++).toString(), newStoreId,
-          };
-          const partition = { index: p.index, segmentId: replacement.newSegmentId, storeId: newStoreId };
-          if (t.state === 'CREATING') {
-            record.placed.push(replacement);
-            return partition;
-          }
-          // A replacement not yet in use held no data; the segment clients know stays in routing meanwhile.
-          (p.replaces ? record.placed : record.lost).push(replacement);
-          return { ...partition, replaces: p.replaces ?? { segmentId: p.segmentId, storeId: p.storeId } };
-        });
-        moved.push({ ...t, partitions });
-      }
+      const { record, moved, next } = applyStoreRemoval(plan, store.address, this.nextSegmentId);
       await this.commit([
         { type: 'put', key: REMOVED_STORE + plan.storeId, value: record },
         { type: 'del', key: STORE + plan.storeId },

@@ -20,8 +20,9 @@ import type { RemoveSegmentStoreResponse, ReplacedPartition, TableName } from '.
 import type { Logger } from '../../proto/runtime/log';
 import { KvtFault } from '../../proto/runtime/status';
 import { KeyedMutex } from '../metadata/keyed-mutex';
-import type { MetadataStore, StoreRemovalPlan } from '../metadata/metadata-store';
+import type { MetadataStore } from '../metadata/metadata-store';
 import { partitionKey, RemovedStoreRecord, ReplacedPartitionRecord, TableRecord, tableKey } from '../metadata/records';
+import type { StoreRemovalPlan } from '../metadata/store-removal-plan';
 import { placePartitions } from '../placement/placement';
 import type { StoreRegistry } from './store-registry';
 import type { TableOperations, TableOperationsOptions } from './table-operations';
