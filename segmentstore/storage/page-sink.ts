@@ -96,6 +96,7 @@ export class ObjectPageSink extends CappedSink<Page> {
   }
 }
 
+/** Digits of `n` in decimal. */
 function decimalLength(n: number): number {
   let len = 1;
   while (n >= 10) {
@@ -107,6 +108,51 @@ function decimalLength(n: number): number {
 
 /** Tag + length + payload of an Entry's bytes field (left out when empty, as proto3 does). */
 const bytesField = (len: number): number => (len > 0 ? 1 + varintSize(len) + len : 0);
+
+/** Payload length of an Entry: found, key, value and a sequence of `digits` decimal digits. */
+const entryLength = (keyLen: number, valueLen: number, digits: number): number => 2 + bytesField(keyLen) + bytesField(valueLen) + 2 + digits;
+
+/** Writes varint `n` at `at`; returns the offset after it. */
+function writeVarint(out: Buffer, at: number, n: number): number {
+  while (n >= 0x80) {
+    out[at++] = (n & 0x7f) | 0x80;
+    n = Math.floor(n / 128);
+  }
+  out[at++] = n;
+  return at;
+}
+
+/** Writes bytes field `field` holding `record[start, end)` at `at` (nothing when empty); returns the offset after it. */
+function writeBytesField(out: Buffer, at: number, field: number, record: Buffer, start: number, end: number): number {
+  const len = end - start;
+  if (len <= 0) return at;
+  out[at++] = (field << 3) | 2;
+  at = writeVarint(out, at, len);
+  return copyRange(out, at, record, start, end);
+}
+
+/** Writes the `digits` decimal digits of `n` at `at`; returns the offset after them. */
+function writeDecimal(out: Buffer, at: number, n: number, digits: number): number {
+  for (let d = at + digits - 1; d >= at; d--) {
+    out[d] = 0x30 + (n % 10);
+    n = Math.floor(n / 10);
+  }
+  return at + digits;
+}
+
+/** Writes one `items` field (an Entry) at `at`; returns the offset after it. */
+function writeEntry(out: Buffer, at: number, record: Buffer, keyStart: number, keyEnd: number, valueStart: number, valueEnd: number, sequence: number): number {
+  const digits = decimalLength(sequence);
+  out[at++] = (1 << 3) | 2;
+  at = writeVarint(out, at, entryLength(keyEnd - keyStart, valueEnd - valueStart, digits));
+  out[at++] = (1 << 3) | 0; // found = true
+  out[at++] = 1;
+  at = writeBytesField(out, at, 2, record, keyStart, keyEnd);
+  at = writeBytesField(out, at, 3, record, valueStart, valueEnd);
+  out[at++] = (4 << 3) | 2;
+  out[at++] = digits;
+  return writeDecimal(out, at, sequence, digits);
+}
 
 /**
  * Writes an `IterateResponse` (items: repeated Entry = 1, done = 2; Entry: found = 1, key = 2,
@@ -124,52 +170,24 @@ export class WirePageSink extends CappedSink<Buffer> {
 
   finish(done: boolean): Buffer {
     const r = this.ranges;
-    let size = done ? 2 : 0;
-    for (let i = 0; i < r.length; i += 6) {
-      const entry = 2 + bytesField(r[i + 2] - r[i + 1]) + bytesField(r[i + 4] - r[i + 3]) + 2 + decimalLength(r[i + 5]);
-      size += 1 + varintSize(entry) + entry;
-    }
-    const out = Buffer.allocUnsafe(size);
+    const out = Buffer.allocUnsafe(this.encodedLength(done));
     let at = 0;
-    const varint = (n: number): void => {
-      while (n >= 0x80) {
-        out[at++] = (n & 0x7f) | 0x80;
-        n = Math.floor(n / 128);
-      }
-      out[at++] = n;
-    };
-    for (let i = 0; i < r.length; i += 6) {
-      const record = this.records[r[i]];
-      const keyLen = r[i + 2] - r[i + 1];
-      const valueLen = r[i + 4] - r[i + 3];
-      let sequence = r[i + 5];
-      const digits = decimalLength(sequence);
-      out[at++] = (1 << 3) | 2;
-      varint(2 + bytesField(keyLen) + bytesField(valueLen) + 2 + digits);
-      out[at++] = (1 << 3) | 0; // found = true
-      out[at++] = 1;
-      if (keyLen > 0) {
-        out[at++] = (2 << 3) | 2;
-        varint(keyLen);
-        at = copyRange(out, at, record, r[i + 1], r[i + 2]);
-      }
-      if (valueLen > 0) {
-        out[at++] = (3 << 3) | 2;
-        varint(valueLen);
-        at = copyRange(out, at, record, r[i + 3], r[i + 4]);
-      }
-      out[at++] = (4 << 3) | 2;
-      out[at++] = digits;
-      for (let d = at + digits - 1; d >= at; d--) {
-        out[d] = 0x30 + (sequence % 10);
-        sequence = Math.floor(sequence / 10);
-      }
-      at += digits;
-    }
+    for (let i = 0; i < r.length; i += 6) at = writeEntry(out, at, this.records[r[i]], r[i + 1], r[i + 2], r[i + 3], r[i + 4], r[i + 5]);
     if (done) {
       out[at++] = (2 << 3) | 0;
       out[at++] = 1;
     }
     return out;
+  }
+
+  /** Bytes of the response: every entry's `items` field, and `done` when set. */
+  private encodedLength(done: boolean): number {
+    const r = this.ranges;
+    let size = done ? 2 : 0;
+    for (let i = 0; i < r.length; i += 6) {
+      const entry = entryLength(r[i + 2] - r[i + 1], r[i + 4] - r[i + 3], decimalLength(r[i + 5]));
+      size += 1 + varintSize(entry) + entry;
+    }
+    return size;
   }
 }
