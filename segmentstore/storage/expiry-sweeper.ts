@@ -5,12 +5,15 @@
  * write of it is staged, through the same group commit as every other write.
  */
 import type { ClassicLevel } from 'classic-level';
-import { GroupCommitter } from './group-commit';
+import { CommitBatch, GroupCommitter } from './group-commit';
 import { isChunkKey } from './family-store';
 import { decodeExpiryKey, expiryBound, familyOf, NS_EXPIRY, userKeyOf, valueExpiresAt } from './key-codec';
 import { Overlay } from './overlay';
 
 const EXPIRY_START = Buffer.from([NS_EXPIRY]);
+
+/** One entry of the expiry index, decoded. */
+type ExpiryIndexEntry = ReturnType<typeof decodeExpiryKey>;
 
 /** Removes expired entries every `intervalMs`, `batchSize` at a time. */
 export class ExpirySweeper {
@@ -64,6 +67,7 @@ export class ExpirySweeper {
     return removed;
   }
 
+  /** One batch: the due index entries (up to `batchSize`), their entries removed where still due. */
   private async sweepBatch(): Promise<{ removed: number; more: boolean }> {
     const now = this.clock();
     const token = this.overlay.beginRead();
@@ -73,34 +77,11 @@ export class ExpirySweeper {
       indexKeys = await this.db.keys({ gte: EXPIRY_START, lt: expiryBound(now), limit: this.batchSize, keyEncoding: 'buffer' }).all();
       if (indexKeys.length === 0) return { removed: 0, more: false };
       const parsed = indexKeys.map(decodeExpiryKey);
-      const families = new Map<string, { segmentId: string; family: string; items: { key: Buffer; expiresAt: number }[] }>();
-      const plain: number[] = [];
-      for (let i = 0; i < parsed.length; i++) {
-        const { expiresAt, storageKey } = parsed[i];
-        if (!isChunkKey(storageKey)) {
-          plain.push(i);
-          continue;
-        }
-        const family = familyOf(storageKey);
-        const segmentId = storageKey.readBigUInt64BE(1).toString();
-        const group = `${segmentId}/${family}`;
-        let g = families.get(group);
-        if (!g) families.set(group, (g = { segmentId, family, items: [] }));
-        g.items.push({ key: Buffer.from(userKeyOf(storageKey)), expiresAt });
-      }
+      const { families, plain } = sortByFamily(parsed);
       for (const g of families.values()) removed += await this.expireInFamily(g.segmentId, g.family, g.items);
       const stored = await this.db.getMany(plain.map((i) => parsed[i].storageKey));
       const batch = this.committer.batch();
-      for (let j = 0; j < plain.length; j++) {
-        const { expiresAt, storageKey } = parsed[plain[j]];
-        // A staged write of this key is newer than what we read: leave it for a later round.
-        if (this.overlay.get(storageKey.toString('latin1'))) continue;
-        const value = stored[j];
-        if (value && valueExpiresAt(value) === expiresAt) {
-          batch.del(Buffer.from(storageKey));
-          removed++;
-        }
-      }
+      removed += this.removePlain(batch, parsed, plain, stored);
       // Index entries go once handled (a family entry rewritten meanwhile has its own, newer one).
       for (let i = 0; i < parsed.length; i++) {
         if (isChunkKey(parsed[i].storageKey) || !this.overlay.get(parsed[i].storageKey.toString('latin1'))) batch.del(indexKeys[i]);
@@ -112,4 +93,50 @@ export class ExpirySweeper {
     }
     return { removed, more: indexKeys.length === this.batchSize };
   }
+
+  /**
+   * Stages into `batch` the removal of the family-less entries `plain` (indices into `parsed`) whose
+   * record as read (`stored`, same order) still carries the indexed expiry; returns how many.
+   */
+  private removePlain(batch: CommitBatch, parsed: readonly ExpiryIndexEntry[], plain: readonly number[], stored: readonly (Buffer | undefined)[]): number {
+    let removed = 0;
+    for (let j = 0; j < plain.length; j++) {
+      const { expiresAt, storageKey } = parsed[plain[j]];
+      // A staged write of this key is newer than what we read: leave it for a later round.
+      if (this.overlay.get(storageKey.toString('latin1'))) continue;
+      const value = stored[j];
+      if (value && valueExpiresAt(value) === expiresAt) {
+        batch.del(Buffer.from(storageKey));
+        removed++;
+      }
+    }
+    return removed;
+  }
+}
+
+/** The due entries of one keyed family, for {@link ExpirySweeper}'s `expireInFamily`. */
+interface FamilyExpiry {
+  segmentId: string;
+  family: string;
+  items: { key: Buffer; expiresAt: number }[];
+}
+
+/** Sorts index entries into keyed families (by segment and family) and family-less ones (`plain`: their indices). */
+function sortByFamily(parsed: readonly ExpiryIndexEntry[]): { families: Map<string, FamilyExpiry>; plain: number[] } {
+  const families = new Map<string, FamilyExpiry>();
+  const plain: number[] = [];
+  for (let i = 0; i < parsed.length; i++) {
+    const { expiresAt, storageKey } = parsed[i];
+    if (!isChunkKey(storageKey)) {
+      plain.push(i);
+      continue;
+    }
+    const family = familyOf(storageKey);
+    const segmentId = storageKey.readBigUInt64BE(1).toString();
+    const group = `${segmentId}/${family}`;
+    let g = families.get(group);
+    if (!g) families.set(group, (g = { segmentId, family, items: [] }));
+    g.items.push({ key: Buffer.from(userKeyOf(storageKey)), expiresAt });
+  }
+  return { families, plain };
 }
