@@ -204,14 +204,19 @@ function checkCondition(mod: ModificationInput, type: ModificationType, i: numbe
   return { condition: 'VERSION', conditionSegmentId: segmentId, conditionSequence: Number.isSafeInteger(n) ? n : -1 };
 }
 
-function checkModification(mod: ModificationInput, i: number): CheckedModification {
-  if (!mod || typeof mod !== 'object') throw invalidArgument(`${fieldName('modifications', i)} is not a modification`, i);
-  const type = mod.type ?? 'PUT';
+/** Checks the type of modification `i` (omitted: PUT); returns it. */
+function checkType(type: unknown, i: number): ModificationType {
   // PUT (the usual) skips the set lookup.
   if (type !== 'PUT' && (typeof type !== 'string' || !MOD_TYPES.has(type))) {
     throw invalidArgument(`${fieldName('modifications', i)}.type ${JSON.stringify(type)} is not one of PUT, INSERT, REMOVE, REMOVE_RANGE`, i);
   }
-  const t = type as ModificationType;
+  return type as ModificationType;
+}
+
+/** Checks modification `i` of an Update; returns it with its key and value as ranges. */
+function checkModification(mod: ModificationInput, i: number): CheckedModification {
+  if (!mod || typeof mod !== 'object') throw invalidArgument(`${fieldName('modifications', i)} is not a modification`, i);
+  const t = checkType(mod.type ?? 'PUT', i);
   const hasValue = t === 'PUT' || t === 'INSERT';
   // Decoded requests hand over ranges of their bytes; anything else, its own key and value Buffers.
   let keySource: Buffer, keyStart: number, keyEnd: number, valueSource: Buffer, valueStart: number, valueEnd: number;
