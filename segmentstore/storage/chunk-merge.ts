@@ -4,7 +4,7 @@
  * Why: most batches name their keys in order (the client sends a family's keys sorted, revisions and
  * logs append). Walking the record's entry headers beside the batch needs no entry objects, no key
  * strings and no map; entries kept as they are stay bytes and are copied in runs when the chunk is
- * written again. Batches in any other order go through `ChunkWork` in family-store.ts.
+ * written again. Batches in any other order go through `ChunkWork` (chunk-work.ts).
  */
 import { CHUNK_ENTRY_HEADER_BYTES, compareRanges, copyRange, entryExpiresAt, entrySequence, pieceStarts, storedEntryBytes, writeEntryHeader } from './chunk-codec';
 import type { SegmentState } from './segment-state';

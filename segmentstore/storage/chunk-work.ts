@@ -1,4 +1,4 @@
-/** Applying an update to the entries of one chunk (see family-store.ts). */
+/** Applying an update to the entries of one chunk (see family-stager.ts). */
 import { ChunkEntry, decodeChunk, lastLiveKey } from './chunk-codec';
 
 /**

@@ -2,32 +2,29 @@
  * Writes and point reads of keyed families, which are stored in chunks (see chunk-codec.ts).
  *
  * Writers keep a directory per family (family-directory.ts): the sorted storage keys of its chunks as
- * staged (not only as durable), and apply an update chunk by chunk (chunk-work.ts). Directories and
- * recently written chunk records are cached in bounded LRUs; a directory with staged writes not yet
- * durable is pinned, so a directory that is not cached matches LevelDB exactly and can be loaded
- * from it. Updates of one segment are staged one after another (the engine
- * serializes them), so a directory only changes under the one update being staged.
+ * staged (not only as durable). This module finds the chunks an update touches and reads them;
+ * family-stager.ts applies the update to them chunk by chunk. Directories and recently written chunk
+ * records are cached in bounded LRUs; a directory with staged writes not yet durable is pinned, so a
+ * directory that is not cached matches LevelDB exactly and can be loaded from it. Updates of one
+ * segment are staged one after another (the engine serializes them), so a directory only changes
+ * under the one update being staged.
  *
  * Chunk contents are looked up overlay first (staged), then the cache (durable), then LevelDB; a
  * LevelDB read runs under an overlay read registration so a chunk committed meanwhile is still seen
  * in the overlay. A failed flush invalidates every directory and the cache (see {@link invalidate}).
  */
-import { ErrorCodes } from '../../proto/error-codes';
-import { KvtFault } from '../../proto/runtime/status';
 import { ByteLru } from './byte-lru';
-import { ChunkEntry, decodeChunk, encodeChunk, searchChunk, splitChunk } from './chunk-codec';
+import { ChunkEntry, decodeChunk, searchChunk } from './chunk-codec';
 import { ChunkWork } from './chunk-work';
 import { FamilyDirectory } from './family-directory';
-import { ChunkMerge, Stamps } from './chunk-merge';
-import type { CommitBatch } from './group-commit';
-import { expiryKey, familyPrefix, NS_DATA, prefixSuccessor } from './key-codec';
-import { inBounds, KeyBounds, userBounds } from './key-range';
+import { ChunkPlan, FamilyStager, rangeBounds } from './family-stager';
+import { familyPrefix, NS_DATA, prefixSuccessor } from './key-codec';
+import { userBounds } from './key-range';
 import type { OverlayEntry } from './overlay';
 import { DEFAULT_CHUNK_CACHE_BYTES, SegmentState } from './segment-state';
-import { checkCondition, checkConditions, ensureSequenceRecord, StageContext, StagedUpdate } from './update-stager';
+import type { StageContext, StagedUpdate } from './update-stager';
 import { CheckedModification } from './validation';
 
-const EMPTY = Buffer.alloc(0);
 const DATA_FAMILY = 0x46; // 'F'
 
 /** A family of at most this many chunks is loaded with its records in one read. */
@@ -46,29 +43,6 @@ export interface FoundEntry {
   sequence: number;
 }
 
-/** The chunks an update touches, in ascending order, with what is known of their contents. */
-interface Plan {
-  /** Chunk index per modification (-1 for range removals). */
-  slots: number[];
-  /** Touched chunk indices, ascending; index 0 of an empty family is the chunk about to be created. */
-  touched: number[];
-  /** Record of each touched chunk (same order): null = empty or new, undefined = not read yet. */
-  contents: (Buffer | null | undefined)[];
-}
-
-function rangeBounds(m: CheckedModification): KeyBounds {
-  return { prefix: m.rangePrefix, from: m.rangeFrom, to: m.rangeTo, toInclusive: false, reverse: false };
-}
-
-/**
- * True when chunk `c`, empty, is all that is left of the family: a first chunk kept empty to anchor
- * later ones (see FamilyStore.writeEmptied) whose later chunks this update removed. It goes too,
- * although the update did not change it, so that a family whose every key is removed keeps no record.
- */
-function emptiedFamily(dir: FamilyDirectory, c: number, empty: boolean): boolean {
-  return empty && c === 0 && dir.keys.length === 1;
-}
-
 function live(e: ChunkEntry | undefined, now: number): ChunkEntry | undefined {
   return e && (e.expiresAt === 0 || e.expiresAt > now) ? e : undefined;
 }
@@ -77,10 +51,12 @@ function live(e: ChunkEntry | undefined, now: number): ChunkEntry | undefined {
 export class FamilyStore {
   private readonly directories: ByteLru<FamilyDirectory>;
   private readonly chunks: ByteLru<Buffer>;
+  private readonly stager: FamilyStager;
 
   constructor(private readonly ctx: StageContext, chunkCacheBytes = DEFAULT_CHUNK_CACHE_BYTES, directoryCacheBytes = DEFAULT_DIRECTORY_CACHE_BYTES) {
     this.directories = new ByteLru(directoryCacheBytes, (d) => d.pending > 0 || d.users > 0);
     this.chunks = new ByteLru(chunkCacheBytes);
+    this.stager = new FamilyStager(ctx, this.directories);
   }
 
   /** Chunk records of a durable batch: they become the cached contents. */
@@ -156,7 +132,7 @@ export class FamilyStore {
     return this.chunks.get(id);
   }
 
-  private plan(dir: FamilyDirectory, mods: readonly CheckedModification[], ids: readonly (string | undefined)[]): Plan {
+  private plan(dir: FamilyDirectory, mods: readonly CheckedModification[], ids: readonly (string | undefined)[]): ChunkPlan {
     const slots = new Array<number>(mods.length);
     const touched = new Set<number>();
     let removes = false;
@@ -190,7 +166,7 @@ export class FamilyStore {
    * {@link plan} for modifications with strictly ascending keys and no range removal: the chunks
    * they fall in are found walking the directory once, comparing bytes (no key strings).
    */
-  private planSorted(dir: FamilyDirectory, mods: readonly CheckedModification[]): Plan {
+  private planSorted(dir: FamilyDirectory, mods: readonly CheckedModification[]): ChunkPlan {
     const slots = new Array<number>(mods.length);
     const touched: number[] = [];
     const n = dir.keys.length;
@@ -224,7 +200,7 @@ export class FamilyStore {
     const dir = this.cachedDirectory(seg, id, true);
     if (dir) {
       const plan = ids ? this.plan(dir, mods, ids) : this.planSorted(dir, mods);
-      if (!plan.contents.includes(undefined)) return ids ? this.apply(seg, dir, mods, ids, plan) : this.applySorted(seg, dir, mods, plan);
+      if (!plan.contents.includes(undefined)) return ids ? this.stager.apply(seg, dir, mods, ids, plan) : this.stager.applySorted(seg, dir, mods, plan);
     }
     return this.readThenStage(seg, prefix, id, mods, ids);
   }
@@ -233,7 +209,7 @@ export class FamilyStore {
     return this.withDirectory(seg, prefix, id, async (dir) => {
       const plan = ids ? this.plan(dir, mods, ids) : this.planSorted(dir, mods);
       await this.fill(dir, plan);
-      return ids ? this.apply(seg, dir, mods, ids, plan) : this.applySorted(seg, dir, mods, plan);
+      return ids ? this.stager.apply(seg, dir, mods, ids, plan) : this.stager.applySorted(seg, dir, mods, plan);
     });
   }
 
@@ -254,7 +230,7 @@ export class FamilyStore {
   }
 
   /** Reads the chunk records of `plan` not known in memory (the caller holds an overlay read registration). */
-  private async fill(dir: FamilyDirectory, plan: Plan): Promise<void> {
+  private async fill(dir: FamilyDirectory, plan: ChunkPlan): Promise<void> {
     const missing: number[] = [];
     for (let j = 0; j < plan.touched.length; j++) if (plan.contents[j] === undefined) missing.push(j);
     if (missing.length === 0) return;
@@ -265,167 +241,6 @@ export class FamilyStore {
       const known = this.known(this.chunkId(dir, plan.touched[j]));
       plan.contents[j] = known !== undefined ? known : (records[n] ?? null);
     }
-  }
-
-  private checkWritable(seg: SegmentState, dir: FamilyDirectory): void {
-    if (seg.deleted) throw new KvtFault(ErrorCodes.SEGMENT_NOT_FOUND, `segment ${seg.id} does not exist on this store`);
-    if (!dir.valid) throw new KvtFault(ErrorCodes.UNAVAILABLE, 'segment store could not write to its storage; try again');
-  }
-
-  /** The expiry of PUT/INSERT `m` stamped at `now` (0 = never); stages its expiry-index record. */
-  private stageExpiry(batch: CommitBatch, dir: FamilyDirectory, m: CheckedModification, now: number): number {
-    const expiresAt = m.ttlMs > 0 ? now + m.ttlMs : 0;
-    if (expiresAt !== 0) batch.put(expiryKey(expiresAt, Buffer.concat([dir.prefix, m.key])), EMPTY);
-    return expiresAt;
-  }
-
-  /**
-   * Ends staging an update whose chunks are in `batch`: it weighs its `count` modifications (not the
-   * few chunk records that carry them; `weightBefore` is the batch's weight before the chunks), and
-   * the directory stays pinned until the batch settles.
-   */
-  private finish(batch: CommitBatch, dir: FamilyDirectory, mods: readonly CheckedModification[], firstSequence: number, weightBefore: number): StagedUpdate {
-    batch.weight = Math.max(batch.weight, weightBefore + mods.length);
-    dir.pending++;
-    const settle = (): void => {
-      dir.pending--;
-    };
-    batch.done.then(settle, settle);
-    this.ctx.committer.staged();
-    return { batch, firstSequence, mods };
-  }
-
-  /**
-   * {@link apply} for modifications with strictly ascending keys and no range removal (see
-   * chunk-merge.ts): every touched chunk is merged with its run of modifications, conditions checked
-   * on the way; then sequences are given in modification order and the chunks written.
-   */
-  private applySorted(seg: SegmentState, dir: FamilyDirectory, mods: readonly CheckedModification[], plan: Plan): StagedUpdate {
-    this.checkWritable(seg, dir);
-    const now = this.ctx.clock();
-    const merges = new Array<ChunkMerge>(plan.touched.length);
-    let i = 0;
-    for (let j = 0; j < plan.touched.length; j++) {
-      const from = i;
-      while (i < mods.length && plan.slots[i] === plan.touched[j]) i++;
-      merges[j] = ChunkMerge.run(seg, plan.contents[j] ?? null, mods, from, i, now);
-    }
-    // Only removals in an empty family touch no chunk: their keys are absent.
-    for (; i < mods.length; i++) checkCondition(seg, mods[i], i, undefined);
-
-    const batch = this.ctx.committer.batch();
-    ensureSequenceRecord(batch, seg);
-    const stamps: Stamps = { sequences: new Array<number>(mods.length), expiries: new Array<number>(mods.length) };
-    let firstSequence = 0;
-    for (let m = 0; m < mods.length; m++) {
-      const mod = mods[m];
-      if (mod.type === 'REMOVE') continue;
-      const sequence = ++seg.lastSequence;
-      firstSequence ||= sequence;
-      stamps.sequences[m] = sequence;
-      stamps.expiries[m] = this.stageExpiry(batch, dir, mod, now);
-    }
-    const weight = batch.weight;
-    const lastChunk = dir.keys.length - 1;
-    for (let t = plan.touched.length - 1; t >= 0; t--) {
-      const merge = merges[t];
-      const c = plan.touched[t];
-      if (!merge.changed && !emptiedFamily(dir, c, merge.items.length === 0)) continue;
-      const isNew = c >= dir.keys.length;
-      const key = isNew ? dir.prefix : dir.keys[c];
-      if (merge.items.length === 0) {
-        this.writeEmptied(batch, dir, c, isNew);
-        continue;
-      }
-      const starts = merge.pieces(c >= lastChunk && merge.appendedOnly);
-      const firstEnd = starts.length > 1 ? starts[1] : merge.items.length;
-      if (!merge.keepsRecord(firstEnd)) this.stageChunk(batch, key, merge.encode(0, firstEnd, stamps));
-      if (isNew) dir.insert(dir.keys.length, key);
-      for (let p = 1; p < starts.length; p++) {
-        const pieceKey = Buffer.concat([dir.prefix, merge.keyOf(starts[p])]);
-        this.stageChunk(batch, pieceKey, merge.encode(starts[p], p + 1 < starts.length ? starts[p + 1] : merge.items.length, stamps));
-        dir.insert(c + p, pieceKey);
-      }
-    }
-    this.directories.resize(dir.prefix.toString('latin1'), dir.bytes());
-    return this.finish(batch, dir, mods, firstSequence, weight);
-  }
-
-  private apply(seg: SegmentState, dir: FamilyDirectory, mods: readonly CheckedModification[], ids: readonly (string | undefined)[], plan: Plan): StagedUpdate {
-    this.checkWritable(seg, dir);
-    const now = this.ctx.clock();
-    const work = new Map<number, ChunkWork>();
-    for (let j = 0; j < plan.touched.length; j++) work.set(plan.touched[j], new ChunkWork(plan.contents[j] ?? null, now));
-    checkConditions(seg, mods, (i) => work.get(plan.slots[i])?.get(ids[i]!)?.sequence);
-
-    const batch = this.ctx.committer.batch();
-    ensureSequenceRecord(batch, seg);
-    let firstSequence = 0;
-    for (let i = 0; i < mods.length; i++) {
-      const m = mods[i];
-      if (m.type === 'REMOVE_RANGE') {
-        const bounds = rangeBounds(m);
-        for (const w of work.values()) w.removeWhere((e) => inBounds(e.key, bounds));
-        continue;
-      }
-      const w = work.get(plan.slots[i]);
-      if (m.type === 'REMOVE') {
-        w?.remove(ids[i]!);
-        continue;
-      }
-      const sequence = ++seg.lastSequence;
-      firstSequence ||= sequence;
-      w!.put(ids[i]!, { key: m.key, sequence, expiresAt: this.stageExpiry(batch, dir, m, now), value: m.value });
-    }
-    const weight = batch.weight;
-    this.writeChunks(batch, dir, plan.touched, work);
-    return this.finish(batch, dir, mods, firstSequence, weight);
-  }
-
-  /** Stages one chunk record (null: its removal) into `batch` and the overlay. */
-  private stageChunk(batch: CommitBatch, key: Buffer, value: Buffer | null): void {
-    const entry: OverlayEntry = { id: key.toString('latin1'), storageKey: key, sequence: 0, expiresAt: 0, value };
-    if (value === null) batch.del(key);
-    else batch.put(key, value);
-    this.ctx.overlay.set(entry);
-    batch.entries.push(entry);
-  }
-
-  /** Chunk `c` lost all its entries: drop it, except a first chunk with others after it (it anchors the family's lowest keys). */
-  private writeEmptied(batch: CommitBatch, dir: FamilyDirectory, c: number, isNew: boolean): void {
-    if (isNew) return;
-    if (c === 0 && dir.keys.length > 1) {
-      this.stageChunk(batch, dir.keys[0], encodeChunk([]));
-      return;
-    }
-    this.stageChunk(batch, dir.keys[c], null);
-    dir.remove(c);
-  }
-
-  /** Stages the rewritten chunks (highest index first, so splicing the directory keeps lower indices). */
-  private writeChunks(batch: CommitBatch, dir: FamilyDirectory, touched: readonly number[], work: Map<number, ChunkWork>): void {
-    const lastChunk = dir.keys.length - 1;
-    for (let t = touched.length - 1; t >= 0; t--) {
-      const c = touched[t];
-      const w = work.get(c)!;
-      if (!w.changed && !emptiedFamily(dir, c, w.empty())) continue;
-      const entries = w.sorted();
-      const isNew = c >= dir.keys.length;
-      const key = isNew ? dir.prefix : dir.keys[c];
-      if (entries.length === 0) {
-        this.writeEmptied(batch, dir, c, isNew);
-        continue;
-      }
-      const pieces = splitChunk(entries, c >= lastChunk && w.appendedOnly);
-      if (!w.unchanged(pieces[0])) this.stageChunk(batch, key, encodeChunk(pieces[0]));
-      if (isNew) dir.insert(dir.keys.length, key);
-      for (let p = 1; p < pieces.length; p++) {
-        const pieceKey = Buffer.concat([dir.prefix, pieces[p][0].key]);
-        this.stageChunk(batch, pieceKey, encodeChunk(pieces[p]));
-        dir.insert(c + p, pieceKey);
-      }
-    }
-    this.directories.resize(dir.prefix.toString('latin1'), dir.bytes());
   }
 
   /**
@@ -461,7 +276,7 @@ export class FamilyStore {
       if (due.length === 0 || seg.deleted) return undefined;
       const plan = this.plan(dir, due, dueIds);
       await this.fill(dir, plan);
-      return this.apply(seg, dir, due, dueIds, plan);
+      return this.stager.apply(seg, dir, due, dueIds, plan);
     });
   }
 
