@@ -14,16 +14,17 @@
 import { ClassicLevel } from 'classic-level';
 import { ErrorCodes } from '../../proto/error-codes';
 import { MAX_GET_ANSWER_BYTES, MAX_ITERATOR_PAGE_BYTES } from '../../proto/limits';
-import type { Entry, GetResponse, IterateResponse, ScanResponse, SegmentInfo } from '../../proto/messages';
+import type { GetResponse, IterateResponse, ScanResponse, SegmentInfo } from '../../proto/messages';
 import { errorMessage, KvtFault } from '../../proto/runtime/status';
 import { ExpirySweeper } from './expiry-sweeper';
 import { CommitBatch, GroupCommitter } from './group-commit';
-import { dataKey, NS_META, valueBytes, valueExpiresAt, valueSequence } from './key-codec';
+import { NS_META } from './key-codec';
 import { Overlay } from './overlay';
 import { countSegment, readFamilyPage, readScanPage } from './chunk-reader';
 import { FamilyStore } from './family-store';
 import { readPage } from './page-reader';
 import { BytePool, FamilyPageSink, ObjectPageSink, PageCaps, WirePageSink } from './page-sink';
+import { PointReader } from './point-reader';
 import { SegmentCatalog } from './segment-catalog';
 import { DEFAULT_WRITE_BUFFER_BYTES, EngineState, SegmentEngineOptions, SegmentState } from './segment-state';
 import { needsRead, readForUpdate, StageContext, StagedUpdate, stageUpdate, storageKeys, UpdateKeys, UpdateOutcome } from './update-stager';
@@ -52,7 +53,6 @@ export class StorageLockedError extends Error {
   }
 }
 
-const EMPTY = Buffer.alloc(0);
 /** The "batch" of an empty update: nothing to write, already durable. */
 const NOTHING_TO_COMMIT = new CommitBatch();
 NOTHING_TO_COMMIT.resolve();
@@ -63,9 +63,6 @@ function isLocked(err: unknown): boolean {
   }
   return false;
 }
-
-/** Keys read at once by a Get: bounds its memory (64 values of at most 1 MiB) before the budget is checked. */
-const GET_SLICE_KEYS = 64;
 
 /**
  * The caps of the Gets of one answer (see GetResponse in segmentstore.proto): any number of entries
@@ -85,6 +82,7 @@ export class SegmentEngine {
   private readonly sweeper: ExpirySweeper;
   private readonly catalog: SegmentCatalog;
   private readonly families: FamilyStore;
+  private readonly points: PointReader;
   private readonly ctx: StageContext;
   private readonly clock: () => number;
   private closed: Promise<void> = Promise.resolve();
@@ -95,6 +93,7 @@ export class SegmentEngine {
     this.catalog = new SegmentCatalog(db);
     this.ctx = { db, overlay: this.overlay, committer: this.committer, clock: this.clock };
     this.families = new FamilyStore(this.ctx, options.chunkCacheBytes, options.directoryCacheBytes);
+    this.points = new PointReader(db, this.overlay, this.families, this.clock);
     this.committer.onCommitted = (entries) => this.families.committed(entries);
     this.committer.onFailure = (err) => {
       this.families.invalidate();
@@ -347,66 +346,7 @@ export class SegmentEngine {
    */
   async get(req: GetInput, budget = getAnswerCaps()): Promise<GetResponse> {
     const seg = this.segment(req.segmentId);
-    const refs = checkGetKeys(req.keys);
-    // Updates that arrived earlier but still wait to be staged (reading first) come before this read.
-    if (seg.stagingTail) await seg.stagingTail;
-    if (refs.length <= GET_SLICE_KEYS) return { entries: admitted(await this.readKeys(seg, refs), budget) };
-    const entries: Entry[] = [];
-    for (let from = 0; from < refs.length; from += GET_SLICE_KEYS) {
-      const slice = await this.readKeys(seg, refs.slice(from, from + GET_SLICE_KEYS));
-      const taken = admitted(slice, budget);
-      for (const e of taken) entries.push(e);
-      if (taken.length < slice.length) break;
-    }
-    return { entries };
-  }
-
-  /** Reads `refs` (checked keys of `seg`) at once; see {@link get}. */
-  private async readKeys(seg: SegmentState, refs: ReturnType<typeof checkGetKeys>, attempt = 1): Promise<Entry[]> {
-    const now = this.clock();
-    const entries = new Array<Entry>(refs.length);
-    const missing: Buffer[] = [];
-    const slots: number[] = [];
-    let sawPending = false;
-    const familyReads: Promise<void>[] = [];
-    for (let i = 0; i < refs.length; i++) {
-      if (refs[i].family !== '') {
-        // Keyed families are chunked: the chunk holding the key answers (see FamilyStore.read).
-        familyReads.push(this.families.read(seg, refs[i].family, refs[i].key, now).then(({ entry, staged }) => {
-          if (staged) sawPending = true;
-          entries[i] = entry ? { found: true, key: refs[i].key, value: entry.value, sequence: String(entry.sequence) } : notFound(refs[i].key);
-        }));
-        continue;
-      }
-      const key = dataKey(seg.dataPrefix, refs[i].family, refs[i].key);
-      const pending = this.overlay.get(key.toString('latin1'));
-      if (!pending) {
-        missing.push(key);
-        slots.push(i);
-        continue;
-      }
-      sawPending = true;
-      entries[i] = pending.value === null || (pending.expiresAt !== 0 && pending.expiresAt <= now)
-        ? notFound(refs[i].key)
-        : { found: true, key: refs[i].key, value: pending.value, sequence: String(pending.sequence) };
-    }
-    if (familyReads.length > 0) await Promise.all(familyReads);
-    // Batches flush in order, so the segment's newest batch being durable covers every staged write seen.
-    const pendingBatch = sawPending ? seg.lastBatch : undefined;
-    const stored = missing.length > 0 ? await this.db.getMany(missing) : [];
-    for (let j = 0; j < slots.length; j++) {
-      const i = slots[j];
-      const value = stored[j];
-      const expiresAt = value ? valueExpiresAt(value) : 0;
-      entries[i] = !value || (expiresAt !== 0 && expiresAt <= now)
-        ? notFound(refs[i].key)
-        : { found: true, key: refs[i].key, value: valueBytes(value), sequence: String(valueSequence(value)) };
-    }
-    if (pendingBatch && !(await pendingBatch.done.then(() => true, () => false))) {
-      if (attempt >= 3) throw new KvtFault(ErrorCodes.UNAVAILABLE, 'segment store cannot write to its storage; try again later');
-      return this.readKeys(seg, refs, attempt + 1);
-    }
-    return entries;
+    return this.points.get(seg, checkGetKeys(req.keys), budget);
   }
 
   /** One page of keys or entries of one family, in unsigned bytewise key order (see IterateRequest). */
@@ -471,17 +411,4 @@ async function checkFormat(db: ClassicLevel<Buffer, Buffer>, location: string): 
 
 function acknowledge(staged: StagedUpdate): Promise<UpdateOutcome> {
   return staged.batch.done.then(() => new UpdateOutcome(staged.firstSequence, staged.mods));
-}
-
-function notFound(key: Buffer): Entry {
-  return { found: false, key, value: EMPTY, sequence: '' };
-}
-
-/** The first of `entries` that `budget` admits (all of them, or those before the first refused). */
-function admitted(entries: Entry[], budget: PageCaps): Entry[] {
-  for (let i = 0; i < entries.length; i++) {
-    const e = entries[i];
-    if (!budget.admit(e.key.length + e.value.length)) return entries.slice(0, i);
-  }
-  return entries;
 }
