@@ -18,7 +18,6 @@ import type { GetResponse, IterateResponse, ScanResponse, SegmentInfo } from '..
 import { errorMessage, KvtFault } from '../../proto/runtime/status';
 import { ExpirySweeper } from './expiry-sweeper';
 import { CommitBatch, GroupCommitter } from './group-commit';
-import { NS_META } from './key-codec';
 import { Overlay } from './overlay';
 import { countSegment, readFamilyPage, readScanPage } from './chunk-reader';
 import { FamilyStore } from './family-store';
@@ -26,6 +25,7 @@ import { readPage } from './page-reader';
 import { BytePool, FamilyPageSink, ObjectPageSink, PageCaps, WirePageSink } from './page-sink';
 import { PointReader } from './point-reader';
 import { SegmentCatalog } from './segment-catalog';
+import { checkFormat } from './storage-format';
 import { DEFAULT_WRITE_BUFFER_BYTES, EngineState, SegmentEngineOptions, SegmentState } from './segment-state';
 import { needsRead, readForUpdate, StageContext, StagedUpdate, stageUpdate, storageKeys, UpdateKeys, UpdateOutcome } from './update-stager';
 import { ascendingKeys } from './chunk-merge';
@@ -390,23 +390,6 @@ export class SegmentEngine {
     this.assertOpen();
     return this.sweeper.sweep(1_000);
   }
-}
-
-/** The storage format this engine writes: 2 = keyed families in chunks (1 stored one record per entry). */
-export const STORAGE_FORMAT = 2;
-const FORMAT_KEY = Buffer.from([NS_META]);
-
-/** Stamps a new database with {@link STORAGE_FORMAT}; refuses one written in another format. */
-async function checkFormat(db: ClassicLevel<Buffer, Buffer>, location: string): Promise<void> {
-  const stamp = await db.get(FORMAT_KEY);
-  if (stamp) {
-    const format = Number(stamp.toString('utf8'));
-    if (format !== STORAGE_FORMAT) throw new Error(`${location} holds kvt storage format ${format}; this segment store reads format ${STORAGE_FORMAT} only`);
-    return;
-  }
-  const [any] = await db.keys({ limit: 1, keyEncoding: 'buffer' }).all();
-  if (any) throw new Error(`${location} holds kvt storage format 1 (one record per entry); this segment store reads format ${STORAGE_FORMAT} only: export the data with the older kvt and import it`);
-  await db.put(FORMAT_KEY, Buffer.from(String(STORAGE_FORMAT)), { sync: true });
 }
 
 function acknowledge(staged: StagedUpdate): Promise<UpdateOutcome> {
