@@ -19,7 +19,7 @@ import { routingPoint, partitionIndex } from './internal/hashing';
 import { decodeState, IteratorState } from './internal/iterator-state';
 import type { RoutingTable } from './internal/routing';
 import { iteratePages } from './internal/table-iterator';
-import type { PageItemBuilder } from './internal/wire-codec';
+import type { PageItemBuilder } from './internal/wire-decoder';
 import { TableTransport } from './internal/table-transport';
 import { EncodedModifications, MODIFICATION_TYPES, NO_TTL, UpdateEncoder } from './internal/update-encoder';
 import { versionsOf } from './internal/update-versions';

@@ -17,7 +17,8 @@
 import * as grpc from '@grpc/grpc-js';
 import type { ExecuteResponse, IterateRequest, WireError } from '../../proto/messages';
 import type { Connections, ServiceClient } from './connections';
-import type { ClientExecuteRequest, ClientExecuteStreamRequest, ClientStreamResponse } from './wire-codec';
+import type { ClientExecuteRequest, ClientExecuteStreamRequest } from './wire-codec';
+import type { ClientStreamResponse } from './wire-decoder';
 
 type Stream = grpc.ClientDuplexStream<ClientExecuteStreamRequest, ClientStreamResponse>;
 

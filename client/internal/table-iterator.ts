@@ -12,7 +12,7 @@ import { encodeState, IteratorState } from './iterator-state';
 import type { Route } from './routing';
 import type { RoutingTable } from './routing';
 import type { TableTransport } from './table-transport';
-import { decodeIteratePage, PageItemBuilder } from './wire-codec';
+import { decodeIteratePage, PageItemBuilder } from './wire-decoder';
 
 /** One filled page: its items and the state to resume after it. */
 export interface Page<T> {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { decodeExecuteResponse, decodeExecuteStreamResponse, decodeIteratePage, encodeExecuteRequest, encodeExecuteStreamRequest, PageItemBuilder } from '../../../client/internal/wire-codec';
+import { encodeExecuteRequest, encodeExecuteStreamRequest } from '../../../client/internal/wire-codec';
+import { decodeExecuteResponse, decodeExecuteStreamResponse, decodeIteratePage, PageItemBuilder } from '../../../client/internal/wire-decoder';
 import { kvtPackage } from '../../../proto/load';
 import type { Entry, ExecuteRequest, IterateResponse } from '../../../proto/messages';
 import { MODIFICATION_TYPES, UpdateEncoder } from '../../../client/internal/update-encoder';
