@@ -24,7 +24,7 @@ import { TableTransport } from './internal/table-transport';
 import { EncodedModifications, MODIFICATION_TYPES, NO_TTL, UpdateEncoder } from './internal/update-encoder';
 import { versionsOf } from './internal/update-versions';
 import {
-  checkBatchBytes, checkBatchCount, checkBoolean, checkFamily, checkKey, checkPageSize, checkTtl, checkValue, checkVersion, DuplicateKeyCheck,
+  checkBatchBytes, checkBatchCount, checkBoolean, checkFamily, checkKey, checkPageSize, checkTtl, checkValue, checkVersion, DuplicateKeyCheck, kindOf, listOf,
 } from './internal/validation';
 import { rangeDeserializer, Serializer } from './serializers';
 import type { IteratorItem, IteratorOptions, TableEntry, TableEntryUpdate, TableKey, TableModification, TtlOptions } from './types';
@@ -378,24 +378,6 @@ export class KeyValueTable<K, V> implements AsyncDisposable {
   private checkOpen(): void {
     if (this.closed) throw new ObjectClosedError(`table ${this.name} is closed`, { table: this.name });
   }
-}
-
-/** What `value` is, for messages: its type, or null. */
-function kindOf(value: unknown): string {
-  return value === null ? 'null' : typeof value;
-}
-
-/**
- * `items` as an array (arrays as they are).
- * @throws InvalidArgumentError naming `operation` when `items` is not an iterable (a string, which
- * iterates its characters, neither).
- */
-function listOf<T>(items: Iterable<T>, operation: string, what: string): T[] {
-  if (Array.isArray(items)) return items;
-  if (items === null || typeof items !== 'object' || typeof (items as { [Symbol.iterator]?: unknown })[Symbol.iterator] !== 'function') {
-    throw new InvalidArgumentError(`${operation} takes an iterable of ${what}, got ${kindOf(items)}`);
-  }
-  return [...items];
 }
 
 function chunk<T>(items: T[], size: number): T[][] {

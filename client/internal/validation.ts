@@ -22,6 +22,24 @@ export function refuse(field: string, value: unknown, rule: string): never {
   throw new InvalidArgumentError(`${field} is ${shown(value)}; it must be ${rule}`);
 }
 
+/** What `value` is, for messages: its type, or null. */
+export function kindOf(value: unknown): string {
+  return value === null ? 'null' : typeof value;
+}
+
+/**
+ * `items` as an array (arrays as they are).
+ * @throws InvalidArgumentError naming `operation` when `items` is not an iterable (a string, which
+ * iterates its characters, neither).
+ */
+export function listOf<T>(items: Iterable<T>, operation: string, what: string): T[] {
+  if (Array.isArray(items)) return items;
+  if (items === null || typeof items !== 'object' || typeof (items as { [Symbol.iterator]?: unknown })[Symbol.iterator] !== 'function') {
+    throw new InvalidArgumentError(`${operation} takes an iterable of ${what}, got ${kindOf(items)}`);
+  }
+  return [...items];
+}
+
 /** Checks an optional boolean option (undefined = its default). */
 export function checkBoolean(field: string, value: unknown): void {
   if (value !== undefined && typeof value !== 'boolean') refuse(field, value, 'true or false');
