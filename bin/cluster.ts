@@ -115,6 +115,52 @@ function parseOrExit(argv: string[]): ReturnType<typeof parseOptions> {
   }
 }
 
+/** The data directory, made absolute and created; exits 1 with one line when it cannot be created. */
+function createDataDir(given: string): string {
+  const dataDir = path.resolve(given);
+  try {
+    fs.mkdirSync(dataDir, { recursive: true });
+  } catch (err) {
+    process.stderr.write(`kvt cluster: cannot create the data directory ${dataDir}: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
+  return dataDir;
+}
+
+/** The cluster's children: starts them, and stops them all once (on a signal, or when any of them exits). */
+class Children {
+  private readonly started: Child[] = [];
+  stopping = false;
+
+  /** Stops every child, then exits with `code`; later calls do nothing. */
+  shutdown(code: number): void {
+    if (this.stopping) return;
+    this.stopping = true;
+    stopAll(this.started).then(() => process.exit(code));
+  }
+
+  /** Starts a child; its exit stops the cluster (with 1, unless the cluster is stopping anyway). */
+  start(name: string, args: string[], env: NodeJS.ProcessEnv): Child {
+    const child = launch(name, args, env);
+    this.started.push(child);
+    child.exited.then(() => this.shutdown(this.stopping ? 0 : 1));
+    return child;
+  }
+}
+
+/** Starts the segment stores, each told where the controller is; none more once the cluster is stopping. */
+function startStores(children: Children, o: ParsedOptions, host: string, controllerPort: number, dataDir: string): void {
+  const storeSecurity = security(o, 'KVT_SEGMENTSTORE');
+  for (let i = 0; i < Number(o['segment-stores']); i++) {
+    if (children.stopping) return; // Ctrl-C while starting: start no more children than stopAll has seen
+    const port = Number(o['segment-store-port']) === 0 ? 0 : Number(o['segment-store-port']) + i;
+    children.start(`segmentstore-${i}`, [
+      'segmentstore', '--host', host, '--port', String(port),
+      '--data-dir', path.join(dataDir, `segmentstore-${i}`), '--controller', joinHostPort(host, controllerPort), ...storeSecurity.args,
+    ], storeSecurity.env);
+  }
+}
+
 /** Entry point of `kvt cluster`. */
 export async function main(argv: string[]): Promise<void> {
   const parsed = parseOrExit(argv);
@@ -123,35 +169,15 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
   const o = parsed.options;
-  const dataDir = path.resolve(String(o['data-dir']));
+  const dataDir = createDataDir(String(o['data-dir']));
   const host = String(o.host);
   const controllerPort = Number(o['controller-port']);
-  try {
-    fs.mkdirSync(dataDir, { recursive: true });
-  } catch (err) {
-    process.stderr.write(`kvt cluster: cannot create the data directory ${dataDir}: ${(err as Error).message}\n`);
-    process.exit(1);
-  }
 
-  const children: Child[] = [];
-  let stopping = false;
-  const shutdown = (code: number) => {
-    if (stopping) return;
-    stopping = true;
-    stopAll(children).then(() => process.exit(code));
-  };
-  process.on('SIGINT', () => shutdown(0));
-  process.on('SIGTERM', () => shutdown(0));
-  /** Starts a child; its exit stops the cluster (with 1, unless the cluster is stopping anyway). */
-  const start = (name: string, args: string[], env: NodeJS.ProcessEnv): Child => {
-    const child = launch(name, args, env);
-    children.push(child);
-    child.exited.then(() => shutdown(stopping ? 0 : 1));
-    return child;
-  };
-
+  const children = new Children();
+  process.on('SIGINT', () => children.shutdown(0));
+  process.on('SIGTERM', () => children.shutdown(0));
   const controllerSecurity = security(o, 'KVT_CONTROLLER');
-  const controller = start(
+  const controller = children.start(
     'controller',
     ['controller', '--host', host, '--port', String(controllerPort), '--data-dir', path.join(dataDir, 'controller'), ...controllerSecurity.args],
     controllerSecurity.env,
@@ -160,16 +186,8 @@ export async function main(argv: string[]): Promise<void> {
     await waitForPort(host, controllerPort, controller);
   } catch (err) {
     process.stderr.write(`kvt cluster: ${(err as Error).message}\n`);
-    shutdown(1);
+    children.shutdown(1);
     return;
   }
-  const storeSecurity = security(o, 'KVT_SEGMENTSTORE');
-  for (let i = 0; i < Number(o['segment-stores']); i++) {
-    if (stopping) return; // Ctrl-C while starting: start no more children than stopAll has seen
-    const port = Number(o['segment-store-port']) === 0 ? 0 : Number(o['segment-store-port']) + i;
-    start(`segmentstore-${i}`, [
-      'segmentstore', '--host', host, '--port', String(port),
-      '--data-dir', path.join(dataDir, `segmentstore-${i}`), '--controller', joinHostPort(host, controllerPort), ...storeSecurity.args,
-    ], storeSecurity.env);
-  }
+  startStores(children, o, host, controllerPort, dataDir);
 }
