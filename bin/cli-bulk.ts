@@ -206,6 +206,27 @@ class PendingBatch {
   }
 }
 
+/** Sends the gathered batch, if it holds any entries, as one putAll. */
+async function flushBatch(table: Table, batch: PendingBatch, inFlight: InFlight): Promise<void> {
+  if (batch.entries.length === 0) return;
+  const b = batch.take();
+  await inFlight.add(b.ids, b.firstLine, b.lastLine, b.entries.length, () => table.putAll(b.family, b.entries));
+}
+
+/** Sends one record: a key without a family is put alone (after the batch so far); a family's key joins the batch. */
+async function importRecord(table: Table, batch: PendingBatch, inFlight: InFlight, record: ImportRecord, lineNo: number): Promise<void> {
+  const id = `${record.family ?? ''}\u0000${record.key.toString('latin1')}`;
+  if (record.family === null) {
+    await flushBatch(table, batch, inFlight);
+    batch.family = null;
+    await inFlight.add([id], lineNo, lineNo, 1, () => table.put(null, record.key, record.value));
+  } else {
+    const size = record.key.length + record.value.length + Buffer.byteLength(record.family);
+    if (batch.needsNew(record.family, id, size)) await flushBatch(table, batch, inFlight);
+    batch.add(record.family, record.key, record.value, id, size, lineNo);
+  }
+}
+
 /** Imports a JSON-lines file into `table`; prints the number of entries written. */
 export async function importFile(table: Table, file: string): Promise<void> {
   const input = fs.createReadStream(file);
@@ -215,29 +236,13 @@ export async function importFile(table: Table, file: string): Promise<void> {
   let entries = 0;
   let lineNo = 0;
   let badLine: Error | undefined;
-
-  const flush = async () => {
-    if (batch.entries.length === 0) return;
-    const b = batch.take();
-    await inFlight.add(b.ids, b.firstLine, b.lastLine, b.entries.length, () => table.putAll(b.family, b.entries));
-  };
-
   try {
     for await (const line of readline.createInterface({ input: strictUtf8(input), crlfDelay: Infinity })) {
       lineNo++;
       if (line.trim() === '') continue;
       const record = parseImportLine(line, lineNo);
       entries++;
-      const id = `${record.family ?? ''}\u0000${record.key.toString('latin1')}`;
-      if (record.family === null) {
-        await flush();
-        batch.family = null;
-        await inFlight.add([id], lineNo, lineNo, 1, () => table.put(null, record.key, record.value));
-      } else {
-        const size = record.key.length + record.value.length + Buffer.byteLength(record.family);
-        if (batch.needsNew(record.family, id, size)) await flush();
-        batch.add(record.family, record.key, record.value, id, size, lineNo);
-      }
+      await importRecord(table, batch, inFlight, record, lineNo);
       if (inFlight.failure) break;
       progress.update(input.bytesRead, entries);
     }
@@ -245,7 +250,7 @@ export async function importFile(table: Table, file: string): Promise<void> {
     badLine = err as Error;
   }
   // The lines before a bad one are imported (and said so); nothing after it is.
-  if (!inFlight.failure) await flush();
+  if (!inFlight.failure) await flushBatch(table, batch, inFlight);
   await inFlight.drain();
   if (badLine || inFlight.failure) {
     progress.abandon();
