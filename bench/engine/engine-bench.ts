@@ -111,49 +111,76 @@ async function interleaved(ms: number, rounds: number, workloads: { name: string
   return sums;
 }
 
+/** Opens (creating it) a raw classic-level database named `name` under `dir`. */
+async function openRaw(dir: string, name: string): Promise<ClassicLevel<Buffer, Buffer>> {
+  const db = new ClassicLevel<Buffer, Buffer>(path.join(dir, name), { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+  await db.open();
+  return db;
+}
+
+/** The batched results, in the order the workloads ran, and the single-key one with the flushes it took. */
+interface Measured {
+  rawArraySync: Result;
+  rawSync: Result;
+  rawAsync: Result;
+  batched: Result;
+  singles: Result;
+  flushes: number;
+}
+
+/** Runs the batched workloads (interleaved), then the single-key one, on fresh segments of `engine`. */
+async function measure(engine: SegmentEngine, dbs: ClassicLevel<Buffer, Buffer>[], ms: number): Promise<Measured> {
+  await engine.createSegment('1');
+  await engine.createSegment('2');
+  const [rawArraySync, rawSync, rawAsync, batched] = await interleaved(ms * 2, 8, [
+    { name: `raw classic-level batch(array) x${BATCH}, sync`, callers: BATCH_CONCURRENCY, step: rawStep(dbs[0], true, false) },
+    { name: `raw classic-level chained batch() x${BATCH}, sync`, callers: BATCH_CONCURRENCY, step: rawStep(dbs[1], true, true) },
+    { name: `raw classic-level chained batch() x${BATCH}, no fsync`, callers: BATCH_CONCURRENCY, step: rawStep(dbs[2], false, true) },
+    { name: `engine Update x${BATCH} PUTs (durable)`, callers: BATCH_CONCURRENCY, step: engineBatchStep(engine) },
+  ]);
+  const before = engine.commitStats.flushes;
+  const singles = await engineSingles(engine, ms);
+  return { rawArraySync, rawSync, rawAsync, batched, singles, flushes: engine.commitStats.flushes - before };
+}
+
+/** The JSON report of a run: machine, settings, results, the ratios against raw and the targets. */
+function reportOf(m: Measured, ms: number) {
+  const { rawArraySync, rawSync, rawAsync, batched, singles } = m;
+  return {
+    date: new Date().toISOString(),
+    machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version },
+    settings: { batch: BATCH, batchConcurrency: BATCH_CONCURRENCY, singleCallers: SINGLE_CALLERS, keyBytes: KEY_BYTES, valueBytes: VALUE_BYTES, phaseMs: ms },
+    results: [rawArraySync, rawSync, rawAsync, batched, singles],
+    ratios: {
+      engineBatchedVsRawArraySync: +(batched.opsPerSecond / rawArraySync.opsPerSecond).toFixed(3),
+      engineBatchedVsRawSync: +(batched.opsPerSecond / rawSync.opsPerSecond).toFixed(3),
+      engineBatchedVsRawNoFsync: +(batched.opsPerSecond / rawAsync.opsPerSecond).toFixed(3),
+    },
+    singleKey: { opsPerSecond: singles.opsPerSecond, avgUpdatesPerFlush: Math.round(singles.ops / Math.max(1, m.flushes)) },
+    targets: { batchedRatio: 0.7, singleKeyOpsPerSecond: 50_000 },
+  };
+}
+
+/** Writes `report` as JSON to bench/results/engine-<date>.json and says where. */
+function writeReport(report: ReturnType<typeof reportOf>): void {
+  const outDir = path.resolve(__dirname, '..', '..', '..', 'bench', 'results');
+  fs.mkdirSync(outDir, { recursive: true });
+  const file = path.join(outDir, `engine-${report.date.replace(/[:.]/g, '-')}.json`);
+  fs.writeFileSync(file, JSON.stringify(report, null, 2) + '\n');
+  process.stdout.write(`\nwrote ${path.relative(process.cwd(), file)}\n`);
+}
+
 async function main(): Promise<void> {
   const secondsArg = process.argv.indexOf('--seconds');
   const ms = Math.min(30, Math.max(1, Number(secondsArg > 0 ? process.argv[secondsArg + 1] : 10))) * 1000;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kvt-engine-bench-'));
   process.stderr.write(`engine benchmark: batched workloads ${(ms * 2) / 1000} s each in 8 alternating rounds, single-key ${ms / 1000} s; data in ${dir}\n`);
-  const open = async (name: string) => {
-    const db = new ClassicLevel<Buffer, Buffer>(path.join(dir, name), { keyEncoding: 'buffer', valueEncoding: 'buffer' });
-    await db.open();
-    return db;
-  };
-  const dbs = await Promise.all(['raw-array', 'raw-chained', 'raw-nofsync'].map(open));
+  const dbs = await Promise.all(['raw-array', 'raw-chained', 'raw-nofsync'].map((name) => openRaw(dir, name)));
   const engine = await SegmentEngine.open(path.join(dir, 'engine'), { expirySweepIntervalMs: 0 });
   try {
-    await engine.createSegment('1');
-    await engine.createSegment('2');
-    const [rawArraySync, rawSync, rawAsync, batched] = await interleaved(ms * 2, 8, [
-      { name: `raw classic-level batch(array) x${BATCH}, sync`, callers: BATCH_CONCURRENCY, step: rawStep(dbs[0], true, false) },
-      { name: `raw classic-level chained batch() x${BATCH}, sync`, callers: BATCH_CONCURRENCY, step: rawStep(dbs[1], true, true) },
-      { name: `raw classic-level chained batch() x${BATCH}, no fsync`, callers: BATCH_CONCURRENCY, step: rawStep(dbs[2], false, true) },
-      { name: `engine Update x${BATCH} PUTs (durable)`, callers: BATCH_CONCURRENCY, step: engineBatchStep(engine) },
-    ]);
-    const before = engine.commitStats.flushes;
-    const singles = await engineSingles(engine, ms);
-    const flushes = engine.commitStats.flushes - before;
-    const report = {
-      date: new Date().toISOString(),
-      machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version },
-      settings: { batch: BATCH, batchConcurrency: BATCH_CONCURRENCY, singleCallers: SINGLE_CALLERS, keyBytes: KEY_BYTES, valueBytes: VALUE_BYTES, phaseMs: ms },
-      results: [rawArraySync, rawSync, rawAsync, batched, singles],
-      ratios: {
-        engineBatchedVsRawArraySync: +(batched.opsPerSecond / rawArraySync.opsPerSecond).toFixed(3),
-        engineBatchedVsRawSync: +(batched.opsPerSecond / rawSync.opsPerSecond).toFixed(3),
-        engineBatchedVsRawNoFsync: +(batched.opsPerSecond / rawAsync.opsPerSecond).toFixed(3),
-      },
-      singleKey: { opsPerSecond: singles.opsPerSecond, avgUpdatesPerFlush: Math.round(singles.ops / Math.max(1, flushes)) },
-      targets: { batchedRatio: 0.7, singleKeyOpsPerSecond: 50_000 },
-    };
+    const report = reportOf(await measure(engine, dbs, ms), ms);
     printTable(report.results, report.ratios, report.singleKey);
-    const outDir = path.resolve(__dirname, '..', '..', '..', 'bench', 'results');
-    fs.mkdirSync(outDir, { recursive: true });
-    const file = path.join(outDir, `engine-${report.date.replace(/[:.]/g, '-')}.json`);
-    fs.writeFileSync(file, JSON.stringify(report, null, 2) + '\n');
-    process.stdout.write(`\nwrote ${path.relative(process.cwd(), file)}\n`);
+    writeReport(report);
   } finally {
     await engine.close();
     await Promise.all(dbs.map((db) => db.close()));
