@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { startCpuMeter } from './core/cpu';
 import { RunResult, runClosedLoop, runFixedRate } from './core/runner';
 import { loadDataset } from './datasets';
-import { startKvtCluster } from './peers/kvt-cluster';
+import { KvtCluster, startKvtCluster } from './peers/kvt-cluster';
 import { KvtPeer } from './peers/kvt-peer';
 import { CpuProfile, formatHot, hotFunctions, monotonicMicros, summarizeProfiles, TimeWindow } from './report/profile-summary';
 import { BenchSettings, CaseSpec } from './workloads';
@@ -42,6 +42,36 @@ function runFor(spec: CaseSpec, op: ReturnType<CaseSpec['operation']>, s: BenchS
     : runClosedLoop(op, { concurrency: spec.shape.concurrency, maxOps: s.maxOps, maxMs: ms });
 }
 
+/** What a profiled run gives: its report note, the client's profile and the window it measured. */
+interface ProfiledRun {
+  note: string;
+  client: CpuProfile;
+  window: TimeWindow;
+}
+
+/**
+ * Warms `op` up, then runs it for `ms` while this process profiles itself and the CPU of the client
+ * and of each server is metered; the note gives the rate reached and CPU per operation.
+ */
+async function profiledRun(spec: CaseSpec, op: ReturnType<CaseSpec['operation']>, s: BenchSettings, ms: number, cluster: KvtCluster): Promise<ProfiledRun> {
+  await runFor(spec, op, s, ms / 3);
+  const stopProfile = await profileSelf();
+  const serverMeters = cluster.pids.map((pid) => startCpuMeter({ kind: 'pids', pids: () => [pid] }));
+  const clientMeter = startCpuMeter({ kind: 'self' });
+  const fromUs = monotonicMicros();
+  const run = await runFor(spec, op, s, ms);
+  const window = { fromUs, toUs: monotonicMicros() };
+  const clientCpu = clientMeter();
+  const serverCpu = serverMeters.map((meter) => meter());
+  const client = await stopProfile();
+  const perOp = (secs: number | undefined): string => (secs === undefined || run.ops === 0 ? '?' : ((secs * 1e6) / run.ops).toFixed(1));
+  const servers = cluster.pids.map((pid, i) => `${cluster.roles.get(pid)} ${perOp(serverCpu[i])}`);
+  const note =
+    `profile of ${spec.id} (kvt alone, a separate ${ms / 1000} s run under --cpu-prof after the measured ones, not in any figure): ` +
+    `${Math.round((run.units / run.elapsedMs) * 1000)} ${spec.unit}/s; CPU µs per operation: client ${perOp(clientCpu)}, ${servers.join(', ')}`;
+  return { note, client, window };
+}
+
 /**
  * Runs `spec` against a profiled kvt cluster and returns report notes: the rate reached, CPU per
  * operation of the client and of each server, and each one's hottest functions in the window.
@@ -51,30 +81,12 @@ export async function profileCase(spec: CaseSpec, s: BenchSettings, mode: 'quick
   fs.mkdirSync(dir, { recursive: true });
   const ms = PROFILE_MS[mode];
   const cluster = await startKvtCluster({ profileDir: dir, segmentStores });
-  let window: TimeWindow | undefined;
-  const lines: string[] = [];
-  let client: CpuProfile | undefined;
+  let profiled: ProfiledRun | undefined;
   try {
     const peer = await KvtPeer.open(cluster);
     try {
       if (spec.dataset) await loadDataset(peer, spec.dataset, s, loadTimeoutMs);
-      const op = spec.operation(peer, s, {});
-      await runFor(spec, op, s, ms / 3);
-      const stopProfile = await profileSelf();
-      const serverMeters = cluster.pids.map((pid) => startCpuMeter({ kind: 'pids', pids: () => [pid] }));
-      const clientMeter = startCpuMeter({ kind: 'self' });
-      const fromUs = monotonicMicros();
-      const run = await runFor(spec, op, s, ms);
-      window = { fromUs, toUs: monotonicMicros() };
-      const clientCpu = clientMeter();
-      const serverCpu = serverMeters.map((meter) => meter());
-      client = await stopProfile();
-      const perOp = (secs: number | undefined): string => (secs === undefined || run.ops === 0 ? '?' : ((secs * 1e6) / run.ops).toFixed(1));
-      const servers = cluster.pids.map((pid, i) => `${cluster.roles.get(pid)} ${perOp(serverCpu[i])}`);
-      lines.push(
-        `profile of ${spec.id} (kvt alone, a separate ${ms / 1000} s run under --cpu-prof after the measured ones, not in any figure): ` +
-          `${Math.round((run.units / run.elapsedMs) * 1000)} ${spec.unit}/s; CPU µs per operation: client ${perOp(clientCpu)}, ${servers.join(', ')}`,
-      );
+      profiled = await profiledRun(spec, spec.operation(peer, s, {}), s, ms, cluster);
     } finally {
       await peer.close();
     }
@@ -82,8 +94,9 @@ export async function profileCase(spec: CaseSpec, s: BenchSettings, mode: 'quick
     // The servers write their profiles as they exit.
     await cluster.stop();
   }
-  if (!window || !client) return lines;
-  lines.push(`profile of ${spec.id}, client (busy time): ${formatHot(hotFunctions(client, 6, window))}`);
+  if (!profiled) return [];
+  const { note, client, window } = profiled;
+  const lines = [note, `profile of ${spec.id}, client (busy time): ${formatHot(hotFunctions(client, 6, window))}`];
   for (const l of summarizeProfiles(dir, cluster.roles, 6, window)) lines.push(l.replace(/^profile of /, `profile of ${spec.id}, `));
   // Written after the servers' were summarized (its name holds no pid); kept next to them for DevTools.
   fs.writeFileSync(path.join(dir, 'client.cpuprofile'), JSON.stringify(client));
