@@ -78,7 +78,7 @@ export const LIMIT_ROWS: readonly [limit: string, value: string][] = [
   ['gRPC message', `≤ ${mib(limits.MAX_MESSAGE_BYTES)} either way (a larger one is refused with \`RESOURCE_EXHAUSTED\`)`],
   ['requests one `ExecuteStream` runs at once', `${MAX_STREAM_IN_FLIGHT} messages and ${mib(MAX_STREAM_REQUEST_BYTES)} of them (the store reads no further until answers are taken; a request of any size still runs alone)`],
   ['answers one `ExecuteStream` holds', `${mib(MAX_STREAM_ANSWER_BYTES)}, not yet taken by HTTP/2 or still being read (the store reads no further; past it a Get answer holds only its first entry and the client asks again for the rest)`],
-  ['data requests one segment store holds at once', `${DEFAULT_MAX_IN_FLIGHT_MB} MiB by default (\`--max-in-flight-mb\`), counted from arrival until answered, unary calls and stream messages alike; past it a request is refused \`OVERLOADED\` (gRPC \`UNAVAILABLE\`) without running (clients retry it, even a conditional update); one alone always runs`],
+  ['data requests one segment store holds at once', `${DEFAULT_MAX_IN_FLIGHT_MB} MiB by default (\`--max-in-flight-mb\`), counted from arrival until the answer is written out (an answer the client does not read counts with its own size), unary calls and stream messages alike; past it a request is refused \`OVERLOADED\` (gRPC \`UNAVAILABLE\`) without running (clients retry it, even a conditional update); one alone always runs`],
 ];
 
 /** The limits table. */

@@ -26,7 +26,7 @@ import { defaultSegmentStoreConfig, SegmentStoreConfig } from './config';
 import { ControllerRegistration, loadStoreId } from './registration';
 import type { ExecuteStreams } from './service/execute-stream';
 import { InFlightBudget } from './service/in-flight-budget';
-import { executeStreams, segmentStoreDefinition, segmentStoreHandlers } from './service/segment-store-service';
+import { answerHolding, executeStreams, segmentStoreDefinition, segmentStoreHandlers } from './service/segment-store-service';
 import { SegmentEngine, StorageLockedError } from './storage/segment-engine';
 import type { SegmentEngineOptions } from './storage/segment-state';
 
@@ -120,10 +120,10 @@ export class SegmentStoreServer {
       // TLS files are read first: a bad one fails the start before the data directory is locked.
       const tls = readTlsFiles({ certFile: this.config.tlsCert, keyFile: this.config.tlsKey, caFile: this.config.tlsCa });
       await this.openEngine();
-      this.grpcServer = newGrpcServer();
       const budget = new InFlightBudget(this.config.maxInFlightMb * 1024 * 1024, (request, bytes) => {
         this.overloaded({ request, bytes, maxInFlightMb: this.config.maxInFlightMb });
       });
+      this.grpcServer = newGrpcServer({ interceptors: [answerHolding(budget)] });
       this.streams = executeStreams(this.engineRef!, this.log, budget);
       const handlers = segmentStoreHandlers(this.engineRef!, this.log, this.streams, budget);
       const gated = this.config.controller ? guardHandlers(handlers, () => this.refusal()) : handlers;

@@ -41,9 +41,9 @@ function openReceiveWindow(server: ServerInternals, bytes: number): void {
   };
 }
 
-/** A new grpc-js server with kvt's shared options. */
-export function newGrpcServer(): grpc.Server {
-  return new KvtGrpcServer(GRPC_SERVER_OPTIONS);
+/** A new grpc-js server with kvt's shared options, and `options` (e.g. interceptors). */
+export function newGrpcServer(options: grpc.ServerOptions = {}): grpc.Server {
+  return new KvtGrpcServer({ ...GRPC_SERVER_OPTIONS, ...options });
 }
 
 /**

@@ -20,8 +20,9 @@
  *   hold 64 Get answers of 32 MiB either: once nothing is left a Get answer takes only its first entry
  *   (the client asks again for the rest, as after any answer cut short by its byte cap);
  * - it reads again below half of every bound, and reads at most one message ahead meanwhile;
- * - every message also counts against the store-wide {@link InFlightBudget} until answered (or until
- *   its stream breaks): one that would pass it is answered OVERLOADED under its id without running;
+ * - every message also counts against the store-wide {@link InFlightBudget} until HTTP/2 took its
+ *   answer (or its stream breaks), and from when it is encoded its answer too: one that would pass
+ *   it is answered OVERLOADED under its id without running;
  * - a message whose request (or iterate) does not decode, inside a message that does, is answered
  *   under its id with INVALID_ARGUMENT; a message that does not decode at all (its id cannot be
  *   trusted) ends the stream with INVALID_ARGUMENT, once the messages before it are answered, and
@@ -72,6 +73,8 @@ interface OpenStream {
   inFlight: number;
   /** Wire bytes of the messages in flight: what they hold of the store-wide budget too (given back as each is answered, or all when the stream breaks). */
   bytes: number;
+  /** Wire bytes of the answers written and not yet taken by HTTP/2, which the store-wide budget holds as well. */
+  charged: number;
   /** Answers held: see {@link MAX_STREAM_ANSWER_BYTES}. */
   readonly answers: BytePool;
   paused: boolean;
@@ -110,6 +113,7 @@ export class ExecuteStreams {
       call,
       inFlight: 0,
       bytes: 0,
+      charged: 0,
       answers: new BytePool(MAX_STREAM_ANSWER_BYTES),
       paused: false,
       failure: undefined,
@@ -226,6 +230,10 @@ export class ExecuteStreams {
       encoded = encodeExecuteStreamResponse({ id: answer.id, response: null, iterate: null, error: wireErrorOf(err) });
     }
     s.answers.used += encoded.length - held;
+    if (!s.finished) {
+      this.inFlight.charge(encoded.length);
+      s.charged += encoded.length;
+    }
     if (overBound(s)) this.pause(s);
     this.write(s, encoded, () => this.answered(s, bytes, encoded.length));
   }
@@ -246,7 +254,10 @@ export class ExecuteStreams {
    * paused and below half of every bound, end if done.
    */
   private answered(s: OpenStream, bytes: number, answerBytes: number): void {
-    if (!s.finished) this.inFlight.release(bytes);
+    if (!s.finished) {
+      this.inFlight.release(bytes + answerBytes);
+      s.charged -= answerBytes;
+    }
     s.inFlight--;
     s.bytes -= bytes;
     s.answers.used -= answerBytes;
@@ -286,8 +297,9 @@ export class ExecuteStreams {
   }
 
   private forget(s: OpenStream): void {
-    // Its messages still running (a broken stream) stop counting now: their answers have nowhere to go.
-    if (!s.finished) this.inFlight.release(s.bytes);
+    // Its messages still running and its answers not taken (a broken stream) stop counting now: their
+    // answers have nowhere to go.
+    if (!s.finished) this.inFlight.release(s.bytes + s.charged);
     s.finished = true;
     this.open.delete(s);
     if (this.open.size === 0 && this.idle) {

@@ -2,9 +2,10 @@
  * The store-wide bound on the data requests a segment store holds at once, as Cassandra's
  * `native_transport_max_request_data_in_flight` or etcd's "too many requests": every Update,
  * Execute, Get, Iterate and Scan call, and every ExecuteStream message, counts with its size on the
- * wire from its arrival until its answer is ready (a stream's messages: until its answer is written,
- * or the stream breaks). When the disk stalls, updates wait for their group commit holding their
- * requests; without this bound, clients that keep sending (every unary call, and every stream up to its
+ * wire from its arrival until its answer is ready; a unary call's answer then counts with its own size
+ * until it is written out or the call ends (bounded-calls.ts), a stream message's request until its
+ * answer is written or the stream breaks. When the disk stalls, updates wait for their group commit
+ * holding their requests; without this bound, clients that keep sending (every unary call, and every stream up to its
  * own 64 MiB) would grow the store's memory without end. A request that would take the total past the
  * bound is refused with OVERLOADED (gRPC status UNAVAILABLE) without running, so clients retry it after
  * a backoff, even a conditional update, without asking the controller for new routing; a request arriving while nothing else is held always runs, whatever its size.
@@ -41,7 +42,12 @@ export class InFlightBudget {
     return undefined;
   }
 
-  /** Gives back what {@link acquire} took. */
+  /** Takes `bytes` that are held already and cannot be refused (an answer ready to be sent). */
+  charge(bytes: number): void {
+    this.held += bytes;
+  }
+
+  /** Gives back what {@link acquire} or {@link charge} took. */
   release(bytes: number): void {
     this.held -= bytes;
   }

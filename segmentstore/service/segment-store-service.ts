@@ -28,6 +28,7 @@ import { invalidArgument, unary, wireErrorOf } from '../../proto/runtime/status'
 import { getAnswerCaps, SegmentEngine } from '../storage/segment-engine';
 import type { UpdateOutcome } from '../storage/update-stager';
 import { ExecuteStreams } from './execute-stream';
+import { BOUNDED_METHODS, bounded, holdingAnswers, notingSizes } from './bounded-calls';
 import { InFlightBudget } from './in-flight-budget';
 import { withFastCodecs } from './wire-codec';
 
@@ -70,45 +71,17 @@ export function execute(engine: SegmentEngine, req: ExecuteRequest, budget = get
   return Promise.all(pending).then((responses) => ({ responses }));
 }
 
-/** The unary data calls, which count against the store's {@link InFlightBudget} with their size on the wire. */
-const BOUNDED_METHODS = ['Update', 'Get', 'Iterate', 'Scan', 'Execute'] as const;
-/** The wire size of each decoded request of a {@link BOUNDED_METHODS} call. */
-const requestBytes = new WeakMap<object, number>();
-
-/** `method` with a decoder that also notes each request's size on the wire. */
-function notingSize(method: grpc.MethodDefinition<unknown, unknown>): grpc.MethodDefinition<unknown, unknown> {
-  const decode = method.requestDeserialize;
-  return {
-    ...method,
-    requestDeserialize: (bytes: Buffer) => {
-      const req = decode(bytes);
-      if (req !== null && typeof req === 'object') requestBytes.set(req, bytes.length);
-      return req;
-    },
-  };
-}
-
 /** The service definition to serve: the loader's, with the hand-written codecs of wire-codec.ts for Execute and Iterate. */
 export function segmentStoreDefinition(): grpc.ServiceDefinition {
   const definition: Record<string, grpc.MethodDefinition<unknown, unknown>> = { ...withFastCodecs(segmentStoreService()) };
-  for (const method of BOUNDED_METHODS) definition[method] = notingSize(definition[method]);
+  for (const method of BOUNDED_METHODS) definition[method] = notingSizes(definition[method]);
   return definition as grpc.ServiceDefinition;
 }
 
-/** `handle` run only when the store's budget takes the request (else it is refused, UNAVAILABLE), which it holds until answered. */
-function bounded<Req extends object, Res>(budget: InFlightBudget, what: string, handle: (req: Req) => Promise<Res>): (req: Req) => Promise<Res> {
-  return (req) => {
-    const bytes = requestBytes.get(req) ?? 0;
-    const refusal = budget.acquire(bytes, `${what} call`);
-    if (refusal) return Promise.reject(refusal);
-    let answer: Promise<Res>;
-    try {
-      answer = handle(req);
-    } catch (err) {
-      answer = Promise.reject(err);
-    }
-    return answer.finally(() => budget.release(bytes));
-  };
+/** The server interceptor that holds the answers of the unary data calls in `budget` until they are written (bounded-calls.ts). */
+export function answerHolding(budget: InFlightBudget): grpc.ServerInterceptor {
+  const service = segmentStoreService();
+  return holdingAnswers(budget, BOUNDED_METHODS.map((method) => service[method].path));
 }
 
 /** The `ExecuteStream` handler's state for `engine` (the store ends its streams on stop). */

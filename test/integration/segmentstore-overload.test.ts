@@ -4,7 +4,8 @@
  * updates then wait for their group commit holding their requests, and without the bound every unary
  * call (and every stream, up to its own 64 MiB) would add to what the store holds. Past the bound a
  * request is refused UNAVAILABLE without running, over unary calls and over the client's streams alike;
- * what was taken runs once the disk moves again, and the bound is given back.
+ * what was taken runs once the disk moves again, and the bound is given back. Answers a client does not
+ * read count too, until they are sent or the client goes away.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -15,6 +16,7 @@ import { KeyValueTableFactory, KeyValueTableManager, OverloadedError, Serializer
 import { ERROR_CODE_TRAILER } from '../../proto/error-codes';
 import { fetchRouting, rawCall, rawClient } from '../harness/oracle';
 import { KvtProcess, REPO_ROOT, startController, startSegmentStore, tempDir } from '../harness/process';
+import { unreadExecuteStream, unreadUnaryCalls } from '../harness/unread-stream';
 
 const PRELOAD = path.join(REPO_ROOT, 'test', 'harness', 'leveldb-fault-preload.cjs');
 /** Each request carries a 300 KB value: the 1 MiB bound takes three of them (300 KB alone always runs). */
@@ -142,6 +144,70 @@ describe('a segment store past its in-flight bound (--max-in-flight-mb 1, its di
       expect(await calls[3]).toBe('refused');
       release();
       expect(await Promise.all(calls)).toEqual(['ok', 'ok', 'ok', 'refused']);
+    } finally {
+      client.close();
+    }
+  });
+
+  it('counts a unary answer until it has been sent: answers a client does not read hold the bound until read, or until the client goes away', async () => {
+    const client = rawClient('SegmentStore', store.address);
+    const probe = async (key: string) => (await outcomes([unaryPut(client, key)]))[0];
+    /** The outcome of probe puts until one is `wanted` (10 s at most): answers are counted as they are written, shortly after the calls. */
+    const probeUntil = async (wanted: string) => {
+      let seen = '';
+      for (let i = 0; i < 100 && seen !== wanted; i++) {
+        seen = await probe(`p${i}`);
+        if (seen !== wanted) await new Promise((r) => setTimeout(r, 100));
+      }
+      return seen;
+    };
+    const gets = () => Array.from({ length: 3 }, () => ({ segmentId, keys: [{ family: 'u', key: Buffer.from('big') }] }));
+    try {
+      await unaryPut(client, 'big');
+      // Three answers of 300 KB wait behind the reader's 64 KiB window; nothing else is in flight, so a
+      // 300 KB update is refused only because they count (before: taken, the answers held without bound).
+      const unread = unreadUnaryCalls<{ entries: Array<{ found: boolean; value: Buffer }> }>(store.address, 'Get', gets());
+      expect(await probeUntil('refused'), 'a 300 KB update while 0.9 MB of answers wait to be sent').toBe('refused');
+      const read = await unread.readAll();
+      expect(read.map((r) => [r.status, r.answer?.entries[0].value.length])).toEqual([[0, VALUE_BYTES], [0, VALUE_BYTES], [0, VALUE_BYTES]]);
+      expect(await probe('after-read'), 'the answers, sent, no longer count').toBe('ok');
+      // A reader that goes away gives its answers' bytes back as well.
+      const gone = unreadUnaryCalls(store.address, 'Get', gets());
+      expect(await probeUntil('refused')).toBe('refused');
+      gone.close();
+      expect(await probeUntil('ok'), 'the cancelled calls\' answers no longer count').toBe('ok');
+    } finally {
+      client.close();
+    }
+  });
+
+  it('counts a stream\'s answers until they are sent, as the unary calls\' answers', async () => {
+    const client = rawClient('SegmentStore', store.address);
+    const probe = async (key: string) => (await outcomes([unaryPut(client, key)]))[0];
+    const probeUntil = async (wanted: string) => {
+      let seen = '';
+      for (let i = 0; i < 100 && seen !== wanted; i++) {
+        seen = await probe(`s${i}`);
+        if (seen !== wanted) await new Promise((r) => setTimeout(r, 100));
+      }
+      return seen;
+    };
+    const messages = () => Array.from({ length: 3 }, (_, id) => ({
+      id, request: { requests: [{ get: { segmentId, keys: [{ family: 'u', key: Buffer.from('big') }] } }] },
+    }));
+    try {
+      await unaryPut(client, 'big');
+      // Each stream holds its answers within its own bound (64 MiB), so without the store-wide count a
+      // client could make the store hold that much per stream it opens.
+      const unread = unreadExecuteStream(store.address, messages());
+      expect(await probeUntil('refused'), 'a 300 KB update while a stream\'s 0.9 MB of answers wait to be sent').toBe('refused');
+      const { answers, status } = await unread.readAll();
+      expect([status, answers.length]).toEqual([0, 3]);
+      expect(await probe('after-stream-read')).toBe('ok');
+      const gone = unreadExecuteStream(store.address, messages());
+      expect(await probeUntil('refused')).toBe('refused');
+      gone.close();
+      expect(await probeUntil('ok'), 'a broken stream\'s answers no longer count').toBe('ok');
     } finally {
       client.close();
     }
