@@ -92,13 +92,14 @@ describe('bench rounds', () => {
   });
 
   it('charges a server the work it defers past its window, to that peer alone, and waits for it before the next peer', async () => {
-    // A stand-in server: told "burn" on stdin, it waits 100 ms, then spends 400 ms of CPU, then says
-    // "done". The case's operations themselves cost it nothing, so all its CPU is deferred work,
-    // which ends after the round's window closed (the windows are 150 ms).
-    const script = "process.stdin.on('data', () => setTimeout(() => { const u = process.cpuUsage(); while (process.cpuUsage(u).user < 400_000); process.stdout.write('done\\n'); }, 100));";
+    // A stand-in server: told "burn" on stdin, it waits 100 ms, then spends 400 ms of CPU, then writes
+    // the time it finished (its own clock: this process may read its stdout late on a busy machine).
+    // The case's operations themselves cost it nothing, so all its CPU is deferred work, which ends
+    // after the round's window closed (the windows are 150 ms).
+    const script = "process.stdin.on('data', () => setTimeout(() => { const u = process.cpuUsage(); while (process.cpuUsage(u).user < 400_000); process.stdout.write(Date.now() + '\\n'); }, 100));";
     const server = spawn(process.execPath, ['-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
     const burnsDone: number[] = [];
-    server.stdout.on('data', () => burnsDone.push(Date.now()));
+    server.stdout.on('data', (chunk: Buffer) => burnsDone.push(...chunk.toString().trim().split('\n').map(Number)));
     const b = await RawLevelPeer.open();
     try {
       const a = { name: 'etcd-grpc', cpu: { kind: 'pids', pids: () => [server.pid!] } } as unknown as Peer;
