@@ -71,6 +71,21 @@ describe('a segment store past its in-flight bound (--max-in-flight-mb 1, its di
     return calls.map((p) => p.then(() => 'ok', (err: grpc.ServiceError) => (err.details?.startsWith('segment store is overloaded') ? 'refused' : String(err))));
   }
 
+  /** The outcome of one 300 KB unary put under `key`: 'ok' or 'refused'. */
+  async function probe(client: ReturnType<typeof rawClient>, key: string): Promise<string> {
+    return (await outcomes([unaryPut(client, key)]))[0];
+  }
+
+  /** The outcome of probe puts until one is `wanted` (10 s at most): answers count from when they are written, shortly after their calls. */
+  async function probeUntil(client: ReturnType<typeof rawClient>, wanted: string, prefix: string): Promise<string> {
+    let seen = '';
+    for (let i = 0; i < 100 && seen !== wanted; i++) {
+      seen = await probe(client, `${prefix}${i}`);
+      if (seen !== wanted) await new Promise((r) => setTimeout(r, 100));
+    }
+    return seen;
+  }
+
   function release(): void {
     fs.rmSync(hold);
     fs.rmSync(`${hold}.waiting`, { force: true });
@@ -151,31 +166,21 @@ describe('a segment store past its in-flight bound (--max-in-flight-mb 1, its di
 
   it('counts a unary answer until it has been sent: answers a client does not read hold the bound until read, or until the client goes away', async () => {
     const client = rawClient('SegmentStore', store.address);
-    const probe = async (key: string) => (await outcomes([unaryPut(client, key)]))[0];
-    /** The outcome of probe puts until one is `wanted` (10 s at most): answers are counted as they are written, shortly after the calls. */
-    const probeUntil = async (wanted: string) => {
-      let seen = '';
-      for (let i = 0; i < 100 && seen !== wanted; i++) {
-        seen = await probe(`p${i}`);
-        if (seen !== wanted) await new Promise((r) => setTimeout(r, 100));
-      }
-      return seen;
-    };
     const gets = () => Array.from({ length: 3 }, () => ({ segmentId, keys: [{ family: 'u', key: Buffer.from('big') }] }));
     try {
       await unaryPut(client, 'big');
       // Three answers of 300 KB wait behind the reader's 64 KiB window; nothing else is in flight, so a
       // 300 KB update is refused only because they count (before: taken, the answers held without bound).
       const unread = unreadUnaryCalls<{ entries: Array<{ found: boolean; value: Buffer }> }>(store.address, 'Get', gets());
-      expect(await probeUntil('refused'), 'a 300 KB update while 0.9 MB of answers wait to be sent').toBe('refused');
+      expect(await probeUntil(client, 'refused', 'p'), 'a 300 KB update while 0.9 MB of answers wait to be sent').toBe('refused');
       const read = await unread.readAll();
       expect(read.map((r) => [r.status, r.answer?.entries[0].value.length])).toEqual([[0, VALUE_BYTES], [0, VALUE_BYTES], [0, VALUE_BYTES]]);
-      expect(await probe('after-read'), 'the answers, sent, no longer count').toBe('ok');
+      expect(await probe(client, 'after-read'), 'the answers, sent, no longer count').toBe('ok');
       // A reader that goes away gives its answers' bytes back as well.
       const gone = unreadUnaryCalls(store.address, 'Get', gets());
-      expect(await probeUntil('refused')).toBe('refused');
+      expect(await probeUntil(client, 'refused', 'p')).toBe('refused');
       gone.close();
-      expect(await probeUntil('ok'), 'the cancelled calls\' answers no longer count').toBe('ok');
+      expect(await probeUntil(client, 'ok', 'p'), 'the cancelled calls\' answers no longer count').toBe('ok');
     } finally {
       client.close();
     }
@@ -183,15 +188,6 @@ describe('a segment store past its in-flight bound (--max-in-flight-mb 1, its di
 
   it('counts a stream\'s answers until they are sent, as the unary calls\' answers', async () => {
     const client = rawClient('SegmentStore', store.address);
-    const probe = async (key: string) => (await outcomes([unaryPut(client, key)]))[0];
-    const probeUntil = async (wanted: string) => {
-      let seen = '';
-      for (let i = 0; i < 100 && seen !== wanted; i++) {
-        seen = await probe(`s${i}`);
-        if (seen !== wanted) await new Promise((r) => setTimeout(r, 100));
-      }
-      return seen;
-    };
     const messages = () => Array.from({ length: 3 }, (_, id) => ({
       id, request: { requests: [{ get: { segmentId, keys: [{ family: 'u', key: Buffer.from('big') }] } }] },
     }));
@@ -200,14 +196,14 @@ describe('a segment store past its in-flight bound (--max-in-flight-mb 1, its di
       // Each stream holds its answers within its own bound (64 MiB), so without the store-wide count a
       // client could make the store hold that much per stream it opens.
       const unread = unreadExecuteStream(store.address, messages());
-      expect(await probeUntil('refused'), 'a 300 KB update while a stream\'s 0.9 MB of answers wait to be sent').toBe('refused');
+      expect(await probeUntil(client, 'refused', 's'), 'a 300 KB update while a stream\'s 0.9 MB of answers wait to be sent').toBe('refused');
       const { answers, status } = await unread.readAll();
       expect([status, answers.length]).toEqual([0, 3]);
-      expect(await probe('after-stream-read')).toBe('ok');
+      expect(await probe(client, 'after-stream-read')).toBe('ok');
       const gone = unreadExecuteStream(store.address, messages());
-      expect(await probeUntil('refused')).toBe('refused');
+      expect(await probeUntil(client, 'refused', 's')).toBe('refused');
       gone.close();
-      expect(await probeUntil('ok'), 'a broken stream\'s answers no longer count').toBe('ok');
+      expect(await probeUntil(client, 'ok', 's'), 'a broken stream\'s answers no longer count').toBe('ok');
     } finally {
       client.close();
     }
