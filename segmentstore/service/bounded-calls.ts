@@ -69,30 +69,41 @@ export function holdingAnswers(budget: InFlightBudget, paths: readonly string[])
   const bounded = new Set(paths);
   // Other calls (ExecuteStream above all) pass unwrapped: grpc-js chains interceptors by the interface,
   // though its type asks for the class.
-  return (method, call) => (bounded.has(method.path) ? answerHoldingCall(call, budget) : (call as grpc.ServerInterceptingCall));
+  return (method, call) => (bounded.has(method.path) ? new AnswerHoldingCall(call, new AnswerHold(budget)) : (call as grpc.ServerInterceptingCall));
 }
 
-/** `next`, its answer held in `budget` while it waits to be written. */
-function answerHoldingCall(next: grpc.ServerInterceptingCallInterface, budget: InFlightBudget): grpc.ServerInterceptingCall {
-  let held = 0;
-  const giveBack = (): void => {
-    budget.release(held);
-    held = 0;
+/** The bytes of a call's answer held in `budget` while it waits to be written. */
+class AnswerHold {
+  private held = 0;
+  constructor(private readonly budget: InFlightBudget) {}
+
+  /** Holds `bytes` more (they cannot be refused: the answer is ready). */
+  add(bytes: number): void {
+    this.budget.charge(bytes);
+    this.held += bytes;
+  }
+
+  /** Gives back all that is held (the answer was sent, or the call ended). */
+  readonly giveBack = (): void => {
+    this.budget.release(this.held);
+    this.held = 0;
   };
-  // grpc-js tells the listener's onCancel when the call ends, answered or not.
-  const responder: grpc.Responder = { start: (start) => start({ onCancel: giveBack }) };
-  return new (class extends grpc.ServerInterceptingCall {
-    override sendMessage(message: unknown, callback: () => void): void {
-      super.sendMessage(message, () => {
-        giveBack();
-        callback();
-      });
-      // The answer was encoded (and its write begun) within the call above; its callback comes later.
-      const bytes = typeof message === 'object' && message !== null ? takeAnswerBytes(message) : 0;
-      if (bytes > 0) {
-        budget.charge(bytes);
-        held += bytes;
-      }
-    }
-  })(next, responder);
+}
+
+/** A bounded call whose answer is held in the budget from its encoding until written out, or the call ends. */
+class AnswerHoldingCall extends grpc.ServerInterceptingCall {
+  constructor(next: grpc.ServerInterceptingCallInterface, private readonly hold: AnswerHold) {
+    // grpc-js tells the listener's onCancel when the call ends, answered or not.
+    super(next, { start: (start) => start({ onCancel: hold.giveBack }) });
+  }
+
+  override sendMessage(message: unknown, callback: () => void): void {
+    super.sendMessage(message, () => {
+      this.hold.giveBack();
+      callback();
+    });
+    // The answer was encoded (and its write begun) within the call above; its callback comes later.
+    const bytes = typeof message === 'object' && message !== null ? takeAnswerBytes(message) : 0;
+    if (bytes > 0) this.hold.add(bytes);
+  }
 }
