@@ -1,12 +1,12 @@
 /**
- * The client commands of `kvt` (scope, table, store, put, get, keys, import, export), built on the public
+ * The client commands of `kvt` (scope, table, store, put, get, remove, keys, import, export), built on the public
  * client API only. Keys and values are UTF-8 strings. Output goes to stdout, problems to stderr as one
  * line; bad usage exits 2, a failed operation or a missing key exits 1.
  */
 import * as fs from 'node:fs';
 import { helpText, OptionSpec, parseOptions, ParsedOptions, UsageError } from '../proto/runtime/flags';
 import { quietIpServernameWarning } from '../proto/runtime/tls';
-import { KeyValueTable, KeyValueTableFactory, KeyValueTableManager, KvtError, partitionOf, Serializer, Serializers } from '../client';
+import { KeyValueTable, KeyValueTableFactory, KeyValueTableManager, KvtError, partitionOf, Serializer, Serializers, Version } from '../client';
 import { MAX_PARTITION_COUNT, MIN_PARTITION_COUNT } from '../proto/limits';
 import { exportTable, importFile } from './cli-bulk';
 import { formatRemoval, formatStoreList, formatTableDescription } from './cli-store';
@@ -99,6 +99,18 @@ const out = (line: string): void => {
 };
 const family = (options: ParsedOptions) => (options.family === undefined ? null : String(options.family));
 
+const IF_VERSION: OptionSpec = { flag: 'if-version', kind: 'string', description: 'only while the key is at this version (as put prints it)' };
+
+/** The version of --if-version, or undefined; a malformed one is bad usage. */
+function ifVersion(options: ParsedOptions): Version | undefined {
+  if (options['if-version'] === undefined) return undefined;
+  try {
+    return Version.fromString(String(options['if-version']));
+  } catch (err) {
+    throw new UsageError(`--if-version: ${(err as Error).message}`);
+  }
+}
+
 /** The client commands by name ("scope create", "put", …); README.md mentions each option. */
 export const COMMANDS: Record<string, Command> = {
   'scope create': {
@@ -184,25 +196,48 @@ export const COMMANDS: Record<string, Command> = {
     }),
   },
   put: {
-    usage: 'kvt put SCOPE/TABLE [--family F] KEY VALUE', summary: 'Writes one key; prints its new version.',
-    options: [...CONNECTION, FAMILY, { flag: 'ttl-ms', kind: 'int', min: 1, description: 'expire the entry after this many ms' }],
+    usage: 'kvt put SCOPE/TABLE [--family F] [--ttl-ms N] [--if-absent | --if-version V] KEY VALUE',
+    summary: 'Writes one key (only if absent, or only at version V); prints its new version.',
+    options: [
+      ...CONNECTION, FAMILY,
+      { flag: 'ttl-ms', kind: 'int', min: 1, description: 'expire the entry after this many ms' },
+      { flag: 'if-absent', kind: 'bool', default: false, description: 'write only if the key does not exist' },
+      IF_VERSION,
+    ],
     args: [3, 3],
-    run: ([t, key, value], o) => withTable(t, o, TEXT, async (kvt) => {
-      const ttl = o['ttl-ms'] === undefined ? undefined : { ttlMs: Number(o['ttl-ms']) };
-      out(String(await kvt.put(family(o), key, value, ttl)));
-    }),
+    run: ([t, key, value], o) => {
+      const version = ifVersion(o);
+      if (version && o['if-absent'] === true) throw new UsageError('--if-absent and --if-version exclude each other');
+      return withTable(t, o, TEXT, async (kvt) => {
+        const ttl = o['ttl-ms'] === undefined ? undefined : { ttlMs: Number(o['ttl-ms']) };
+        const written = version
+          ? kvt.replace(family(o), key, value, version, ttl)
+          : o['if-absent'] === true ? kvt.putIfAbsent(family(o), key, value, ttl) : kvt.put(family(o), key, value, ttl);
+        out(String(await written));
+      });
+    },
   },
   get: {
-    usage: 'kvt get SCOPE/TABLE [--family F] KEY', summary: 'Prints the value of one key (exit 1 when missing).',
-    options: [...CONNECTION, FAMILY], args: [2, 2],
+    usage: 'kvt get SCOPE/TABLE [--family F] [--json] KEY', summary: 'Prints the value of one key (exit 1 when missing).',
+    options: [...CONNECTION, FAMILY, { flag: 'json', kind: 'bool', default: false, description: 'print {"family"?, "key", "value", "version"} as one JSON line' }],
+    args: [2, 2],
     run: ([t, key], o) => withTable(t, o, TEXT, async (kvt) => {
       const entry = await kvt.get(family(o), key);
       if (!entry) {
         process.stderr.write(`kvt get: key "${key}" not found\n`);
         return 1;
       }
-      out(entry.value);
+      out(o.json === true ? JSON.stringify({ ...(o.family === undefined ? {} : { family: family(o) }), key, value: entry.value, version: String(entry.version) }) : entry.value);
     }),
+  },
+  remove: {
+    usage: 'kvt remove SCOPE/TABLE [--family F] [--if-version V] KEY', summary: 'Removes one key (only at version V); a missing key is fine without --if-version.',
+    options: [...CONNECTION, FAMILY, IF_VERSION],
+    args: [2, 2],
+    run: ([t, key], o) => {
+      const version = ifVersion(o);
+      return withTable(t, o, TEXT, (kvt) => kvt.remove(family(o), key, version));
+    },
   },
   keys: {
     usage: 'kvt keys SCOPE/TABLE --family F [--prefix P] [--reverse] [--limit N]', summary: 'Lists the keys of a key family in order, one a line.',

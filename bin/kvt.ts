@@ -1,6 +1,6 @@
 /**
  * `kvt <command>`: dispatches to the server processes (controller, segmentstore, cluster) and the
- * client commands (scope, table, store, put, get, keys, import, export). Each command module exports
+ * client commands (scope, table, store, put, get, remove, keys, import, export). Each command module exports
  * `main(argv)` and is loaded only when used, so `kvt get` does not load LevelDB.
  */
 
@@ -15,7 +15,8 @@ Client commands:
   scope          create | delete | list scopes
   table          create | get | describe | delete | list key-value tables
   store          list segment stores | remove a dead one for good
-  put | get      write or read one key
+  put | get      write or read one key (put only if absent or at a version)
+  remove         remove one key (only at a version)
   keys           list the keys of a key family
   import|export  load or dump a table as JSON lines
 
@@ -37,6 +38,7 @@ function load(command: string): CommandMain | undefined {
     case 'store':
     case 'put':
     case 'get':
+    case 'remove':
     case 'keys':
     case 'import':
     case 'export':

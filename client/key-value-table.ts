@@ -66,12 +66,12 @@ export class KeyValueTable<K, V> implements AsyncDisposable {
   }
 
   /**
-   * Replaces a key only while its version equals `version`.
+   * Replaces a key only while its version equals `version` (with `ttlMs`, the new entry expires).
    * @throws BadKeyVersionError on a version mismatch; NoSuchKeyError when the key is missing.
    */
-  async replace(family: string | null, key: K, value: V, version: Version): Promise<Version> {
+  async replace(family: string | null, key: K, value: V, version: Version, options?: TtlOptions): Promise<Version> {
     if (version === undefined || version === null) throw new InvalidArgumentError('replace needs a version (Version.NO_VERSION for none)');
-    return (await this.single(family, 'PUT', key, value, version))!;
+    return (await this.single(family, 'PUT', key, value, version, options?.ttlMs))!;
   }
 
   /** Removes a key; with a version only while it is current. Removing a missing key unconditionally succeeds. */

@@ -28,7 +28,7 @@ describe('kvt command (usage)', () => {
   it('prints the commands for --help and exits 0', async () => {
     const r = await kvt(['--help']);
     expect(r.code).toBe(0);
-    for (const c of ['controller', 'segmentstore', 'cluster', 'scope', 'table', 'store', 'put', 'get', 'keys', 'import', 'export']) {
+    for (const c of ['controller', 'segmentstore', 'cluster', 'scope', 'table', 'store', 'put', 'get', 'remove', 'keys', 'import', 'export']) {
       expect(r.stdout).toContain(c);
     }
   });
@@ -155,6 +155,47 @@ describe('kvt command (against a cluster)', () => {
     expect((await kvt(['get', 'wiki/pages', '--family', 'Opt', '--', '--key'], env)).stdout).toBe('-h\n');
     expect((await kvt(['put', 'wiki/pages', '--family', 'Opt', '--', '-h', '--help'], env)).code).toBe(0);
     expect((await kvt(['get', 'wiki/pages', '--family', 'Opt', '--', '-h'], env)).stdout).toBe('--help\n');
+  });
+
+  it('puts only if absent or only at a version, removes keys (also only at a version), and prints a version with get --json', async () => {
+    const at = (...args: string[]) => kvt(['put', 'wiki/pages', '--family', 'Cond', ...args], env);
+    const first = await at('--if-absent', 'k', 'v1');
+    expect(first.code).toBe(0);
+    const v1 = first.stdout.trim();
+    expect(await at('--if-absent', 'k', 'v2')).toMatchObject({ code: 1, stdout: '' });
+    expect((await at('--if-absent', 'k', 'v2')).stderr).toMatch(/^kvt put: .* \[BAD_KEY_VERSION\]\n$/);
+    const read = await kvt(['get', 'wiki/pages', '--family', 'Cond', '--json', 'k'], env);
+    expect(JSON.parse(read.stdout)).toEqual({ family: 'Cond', key: 'k', value: 'v1', version: v1 });
+    const replaced = await at('--if-version', v1, 'k', 'v2');
+    expect(replaced.code).toBe(0);
+    const v2 = replaced.stdout.trim();
+    expect(v2).not.toBe(v1);
+    const stale = await at('--if-version', v1, 'k', 'v3');
+    expect([stale.code, stale.stderr]).toEqual([1, expect.stringMatching(/^kvt put: .* \[BAD_KEY_VERSION\]\n$/)]);
+    expect((await kvt(['get', 'wiki/pages', '--family', 'Cond', 'k'], env)).stdout).toBe('v2\n');
+    // Bad usage, nothing written: exit 2 and one line naming the flag.
+    const malformed = await at('--if-version', 'seven', 'k', 'v4');
+    expect([malformed.code, malformed.stderr]).toEqual([2, expect.stringMatching(/^kvt put: --if-version: version "seven" is malformed; expected "<segment>.<sequence>".*\n$/)]);
+    const both = await at('--if-absent', '--if-version', v2, 'k', 'v4');
+    expect([both.code, both.stderr]).toEqual([2, 'kvt put: --if-absent and --if-version exclude each other\n']);
+    // Removal: at a stale version refused, at the current one done; unconditional on a missing key fine.
+    const staleRemove = await kvt(['remove', 'wiki/pages', '--family', 'Cond', '--if-version', v1, 'k'], env);
+    expect([staleRemove.code, staleRemove.stderr]).toEqual([1, expect.stringMatching(/^kvt remove: .* \[BAD_KEY_VERSION\]\n$/)]);
+    expect(await kvt(['remove', 'wiki/pages', '--family', 'Cond', '--if-version', v2, 'k'], env)).toEqual({ code: 0, stdout: '', stderr: '' });
+    expect((await kvt(['get', 'wiki/pages', '--family', 'Cond', 'k'], env)).code).toBe(1);
+    expect(await kvt(['remove', 'wiki/pages', '--family', 'Cond', 'k'], env)).toEqual({ code: 0, stdout: '', stderr: '' });
+    const missing = await kvt(['remove', 'wiki/pages', '--family', 'Cond', '--if-version', v2, 'k'], env);
+    expect([missing.code, missing.stderr]).toEqual([1, expect.stringMatching(/^kvt remove: .* \[NO_SUCH_KEY\]\n$/)]);
+    // Family-less keys too; get --json leaves the family out.
+    await kvt(['put', 'wiki/pages', 'loose-k', 'x'], env);
+    expect(JSON.parse((await kvt(['get', 'wiki/pages', '--json', 'loose-k'], env)).stdout)).toEqual({ key: 'loose-k', value: 'x', version: expect.any(String) });
+    expect((await kvt(['remove', 'wiki/pages', 'loose-k'], env)).code).toBe(0);
+    expect((await kvt(['get', 'wiki/pages', 'loose-k'], env)).code).toBe(1);
+    // A version and a TTL together: the replaced entry expires.
+    const t1 = (await at('t', 'x')).stdout.trim();
+    expect((await at('--if-version', t1, '--ttl-ms', '300', 't', 'y')).code).toBe(0);
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await kvt(['get', 'wiki/pages', '--family', 'Cond', 't'], env)).code).toBe(1);
   });
 
   it('lists keys of a family in order, with prefix, reverse and limit', async () => {

@@ -435,11 +435,13 @@ describe('KeyValueTable', () => {
   it('expires an entry with ttlMs while keeping the others', async () => {
     await table.put('ttl', 'short', 'v', { ttlMs: 300 });
     await table.put('ttl', 'forever', 'v');
+    // replace takes a TTL too: the entry it replaces expires as well.
+    await table.replace('ttl', 'replaced', 'w', await table.put('ttl', 'replaced', 'v'), { ttlMs: 300 });
     let gone = false;
     // Bounded wait: expiry is honoured on read by the store's clock.
     for (let i = 0; i < 100 && !gone; i++) {
       await new Promise((r) => setTimeout(r, 100));
-      gone = (await table.get('ttl', 'short')) === null;
+      gone = (await table.get('ttl', 'short')) === null && (await table.get('ttl', 'replaced')) === null;
     }
     expect(gone).toBe(true);
     expect(await table.exists('ttl', 'forever')).toBe(true);
