@@ -2,13 +2,15 @@
  * The store-wide bound on the data requests a segment store holds at once, as Cassandra's
  * `native_transport_max_request_data_in_flight` or etcd's "too many requests": every Update,
  * Execute, Get, Iterate and Scan call, and every ExecuteStream message, counts with its size on the
- * wire from its arrival until its answer is ready; a unary call's answer then counts with its own size
- * until it is written out or the call ends (bounded-calls.ts), a stream message's request until its
- * answer is written or the stream breaks. When the disk stalls, updates wait for their group commit
- * holding their requests; without this bound, clients that keep sending (every unary call, and every stream up to its
- * own 64 MiB) would grow the store's memory without end. A request that would take the total past the
- * bound is refused with OVERLOADED (gRPC status UNAVAILABLE) without running, so clients retry it after
- * a backoff, even a conditional update, without asking the controller for new routing; a request arriving while nothing else is held always runs, whatever its size.
+ * wire from its arrival, and its answer with its own size from when it is encoded, until the answer
+ * is written out (or the call ends, or the stream breaks; a unary call's request stops counting when
+ * its answer is ready, see bounded-calls.ts). When the disk stalls, updates wait for their group
+ * commit holding their requests, and a client that does not read leaves its answers waiting; without
+ * this bound, clients that keep sending (every unary call, and every stream up to its own 64 MiB)
+ * would grow the store's memory without end. A request that would take the total past the bound is
+ * refused with OVERLOADED (gRPC status UNAVAILABLE) without running, so clients retry it after a
+ * backoff, even a conditional update, without asking the controller for new routing; a request
+ * arriving while nothing else is held always runs, whatever its size.
  */
 import { ErrorCodes } from '../../proto/error-codes';
 import { KvtFault } from '../../proto/runtime/status';
