@@ -75,7 +75,11 @@ export class KvtProcess {
       if (!this.running) {
         throw new Error(`kvt ${this.args.join(' ')} exited (${this.exitCode}) before logging "${msg}": ${this.stderr.join('')}`);
       }
-      if (Date.now() > deadline) throw new Error(`timed out waiting for "${msg}" from kvt ${this.args.join(' ')}`);
+      if (Date.now() > deadline) {
+        // What the process said meanwhile tells why (a store refused by the controller, retrying, …).
+        const last = this.logs.slice(-8).map((r) => JSON.stringify(r).slice(0, 300)).join('\n  ');
+        throw new Error(`timed out waiting for "${msg}" from kvt ${this.args.join(' ')}; its last log lines:\n  ${last || '(none)'}`);
+      }
       await new Promise((r) => setTimeout(r, 20));
     }
   }
