@@ -111,6 +111,16 @@ function ifVersion(options: ParsedOptions): Version | undefined {
   }
 }
 
+/** The prefix of `kvt remove --prefix P` ("" for --all), or undefined for a single key; checks the usage. */
+function rangeOf(options: ParsedOptions, key: string | undefined): string | undefined {
+  if (options.prefix === undefined && options.all !== true) return undefined;
+  const flag = options.prefix === undefined ? '--all' : '--prefix';
+  if (options.prefix !== undefined && options.all === true) throw new UsageError('--prefix and --all exclude each other');
+  if (options.family === undefined) throw new UsageError(`${flag} needs --family F (a range removal stays within one key family)`);
+  if (key !== undefined || options['if-version'] !== undefined) throw new UsageError(`${flag} removes a range: give no KEY and no --if-version`);
+  return options.prefix === undefined ? '' : String(options.prefix);
+}
+
 /** The client commands by name ("scope create", "put", …); README.md mentions each option. */
 export const COMMANDS: Record<string, Command> = {
   'scope create': {
@@ -231,10 +241,20 @@ export const COMMANDS: Record<string, Command> = {
     }),
   },
   remove: {
-    usage: 'kvt remove SCOPE/TABLE [--family F] [--if-version V] KEY', summary: 'Removes one key (only at version V); a missing key is fine without --if-version.',
-    options: [...CONNECTION, FAMILY, IF_VERSION],
-    args: [2, 2],
+    usage: 'kvt remove SCOPE/TABLE [--family F] [--if-version V] KEY | --family F (--prefix P | --all)',
+    summary: 'Removes one key (only at version V; a missing key is fine without), or every key of a family (starting with P).',
+    options: [
+      ...CONNECTION, FAMILY, IF_VERSION,
+      { flag: 'prefix', kind: 'string', description: 'remove every key of --family starting with this, in one atomic batch; no KEY' },
+      { flag: 'all', kind: 'bool', default: false, description: 'remove every key of --family, in one atomic batch; no KEY' },
+    ],
+    args: [1, 2],
     run: ([t, key], o) => {
+      const range = rangeOf(o, key);
+      if (range !== undefined) {
+        return withTable(t, o, TEXT, (kvt) => kvt.update(String(o.family), [{ type: 'removeRange', prefix: range }]).then(() => undefined));
+      }
+      if (key === undefined) throw new UsageError('expected a KEY, or --prefix P / --all to remove keys of the family');
       const version = ifVersion(o);
       return withTable(t, o, TEXT, (kvt) => kvt.remove(family(o), key, version));
     },

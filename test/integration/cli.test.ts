@@ -198,6 +198,23 @@ describe('kvt command (against a cluster)', () => {
     expect((await kvt(['get', 'wiki/pages', '--family', 'Cond', 't'], env)).code).toBe(1);
   });
 
+  it('removes every key of a family under a prefix, or all of it, in one command', async () => {
+    for (const key of ['a1', 'a2', 'b1']) expect((await kvt(['put', 'wiki/pages', '--family', 'Range', key, 'v'], env)).code).toBe(0);
+    expect(await kvt(['remove', 'wiki/pages', '--family', 'Range', '--prefix', 'a'], env)).toEqual({ code: 0, stdout: '', stderr: '' });
+    expect((await kvt(['keys', 'wiki/pages', '--family', 'Range'], env)).stdout).toBe('b1\n');
+    expect((await kvt(['remove', 'wiki/pages', '--family', 'Range', '--all'], env)).code).toBe(0);
+    expect(await kvt(['keys', 'wiki/pages', '--family', 'Range'], env)).toEqual({ code: 0, stdout: '', stderr: '' });
+    // Bad usage, exit 2: a range needs a family, and takes no key or version.
+    const noFamily = await kvt(['remove', 'wiki/pages', '--prefix', 'a'], env);
+    expect([noFamily.code, noFamily.stderr]).toEqual([2, 'kvt remove: --prefix needs --family F (a range removal stays within one key family)\n']);
+    const withKey = await kvt(['remove', 'wiki/pages', '--family', 'Range', '--prefix', 'a', 'a1'], env);
+    expect([withKey.code, withKey.stderr]).toEqual([2, 'kvt remove: --prefix removes a range: give no KEY and no --if-version\n']);
+    const noKey = await kvt(['remove', 'wiki/pages', '--family', 'Range'], env);
+    expect([noKey.code, noKey.stderr]).toEqual([2, 'kvt remove: expected a KEY, or --prefix P / --all to remove keys of the family\n']);
+    const both = await kvt(['remove', 'wiki/pages', '--family', 'Range', '--prefix', 'a', '--all'], env);
+    expect([both.code, both.stderr]).toEqual([2, 'kvt remove: --prefix and --all exclude each other\n']);
+  });
+
   it('lists keys of a family in order, with prefix, reverse and limit', async () => {
     for (const k of ['b', 'a2', 'c', 'a1']) await kvt(['put', 'wiki/pages', '--family', 'Fam', k, 'v'], env);
     expect((await kvt(['keys', 'wiki/pages', '--family', 'Fam'], env)).stdout).toBe('a1\na2\nb\nc\n');
