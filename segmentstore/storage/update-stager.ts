@@ -191,8 +191,9 @@ export function checkCondition(seg: SegmentState, m: CheckedModification, i: num
     throw new KvtFault(ErrorCodes.NO_SUCH_KEY, `modifications[${i}]: the key does not exist in segment ${seg.id}`, i);
   }
   if (m.conditionSegmentId !== seg.id || m.conditionSequence !== current) {
-    const wanted = `${m.conditionSegmentId}:${m.conditionSequence < 0 ? 'beyond 2^53' : m.conditionSequence}`;
-    throw new KvtFault(ErrorCodes.BAD_KEY_VERSION, `modifications[${i}]: the key's version is ${seg.id}:${current}, not ${wanted}`, i);
+    // Versions as the client writes them (Version.toString: "<segment>.<sequence>"), so a caller can pass the current one back.
+    const wanted = `${m.conditionSegmentId}.${m.conditionSequence < 0 ? 'beyond 2^53' : m.conditionSequence}`;
+    throw new KvtFault(ErrorCodes.BAD_KEY_VERSION, `modifications[${i}]: the key's version is ${seg.id}.${current}, not ${wanted}`, i);
   }
 }
 

@@ -172,6 +172,8 @@ describe('kvt command (against a cluster)', () => {
     expect(v2).not.toBe(v1);
     const stale = await at('--if-version', v1, 'k', 'v3');
     expect([stale.code, stale.stderr]).toEqual([1, expect.stringMatching(/^kvt put: .* \[BAD_KEY_VERSION\]\n$/)]);
+    // The message writes versions as put prints them, so the current one can be passed back.
+    expect(stale.stderr).toContain(`the key's version is ${v2}, not ${v1}`);
     expect((await kvt(['get', 'wiki/pages', '--family', 'Cond', 'k'], env)).stdout).toBe('v2\n');
     // Bad usage, nothing written: exit 2 and one line naming the flag.
     const malformed = await at('--if-version', 'seven', 'k', 'v4');
