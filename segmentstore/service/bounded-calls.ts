@@ -66,10 +66,10 @@ export function bounded<Req extends object, Res>(budget: InFlightBudget, what: s
  * paths) in `budget` from its encoding until it has been written out, or the call has ended.
  */
 export function holdingAnswers(budget: InFlightBudget, paths: readonly string[]): grpc.ServerInterceptor {
-  const bounded = new Set(paths);
+  const boundedPaths = new Set(paths);
   // Other calls (ExecuteStream above all) pass unwrapped: grpc-js chains interceptors by the interface,
   // though its type asks for the class.
-  return (method, call) => (bounded.has(method.path) ? new AnswerHoldingCall(call, new AnswerHold(budget)) : (call as grpc.ServerInterceptingCall));
+  return (method, call) => (boundedPaths.has(method.path) ? new AnswerHoldingCall(call, new AnswerHold(budget)) : (call as grpc.ServerInterceptingCall));
 }
 
 /** The bytes of a call's answer held in `budget` while it waits to be written. */

@@ -164,49 +164,54 @@ describe('a segment store past its in-flight bound (--max-in-flight-mb 1, its di
     }
   });
 
-  it('counts a unary answer until it has been sent: answers a client does not read hold the bound until read, or until the client goes away', async () => {
+  /** Calls whose answers nobody reads until `readAll`; `close` drops their connection. */
+  interface Unread<R> {
+    readAll(): Promise<R>;
+    close(): void;
+  }
+
+  /**
+   * Answers of `open()`'s calls (three 300 KB values) count until sent: while they wait a 300 KB update
+   * is refused (before: taken, the answers held without bound), once read (checked by `checkRead`) or
+   * once their client is gone it is taken again. `prefix` names the probe keys.
+   */
+  async function expectAnswersHeldUntilSent<R>(open: () => Unread<R>, checkRead: (read: R) => void, prefix: string, what: string): Promise<void> {
     const client = rawClient('SegmentStore', store.address);
-    const gets = () => Array.from({ length: 3 }, () => ({ segmentId, keys: [{ family: 'u', key: Buffer.from('big') }] }));
     try {
       await unaryPut(client, 'big');
-      // Three answers of 300 KB wait behind the reader's 64 KiB window; nothing else is in flight, so a
-      // 300 KB update is refused only because they count (before: taken, the answers held without bound).
-      const unread = unreadUnaryCalls<{ entries: Array<{ found: boolean; value: Buffer }> }>(store.address, 'Get', gets());
-      expect(await probeUntil(client, 'refused', 'p'), 'a 300 KB update while 0.9 MB of answers wait to be sent').toBe('refused');
-      const read = await unread.readAll();
-      expect(read.map((r) => [r.status, r.answer?.entries[0].value.length])).toEqual([[0, VALUE_BYTES], [0, VALUE_BYTES], [0, VALUE_BYTES]]);
-      expect(await probe(client, 'after-read'), 'the answers, sent, no longer count').toBe('ok');
+      const unread = open();
+      expect(await probeUntil(client, 'refused', prefix), `a 300 KB update while ${what} 0.9 MB of answers wait to be sent`).toBe('refused');
+      checkRead(await unread.readAll());
+      expect(await probe(client, `after-read-${prefix}`), 'the answers, sent, no longer count').toBe('ok');
       // A reader that goes away gives its answers' bytes back as well.
-      const gone = unreadUnaryCalls(store.address, 'Get', gets());
-      expect(await probeUntil(client, 'refused', 'p')).toBe('refused');
+      const gone = open();
+      expect(await probeUntil(client, 'refused', prefix)).toBe('refused');
       gone.close();
-      expect(await probeUntil(client, 'ok', 'p'), 'the cancelled calls\' answers no longer count').toBe('ok');
+      expect(await probeUntil(client, 'ok', prefix), 'the answers of a reader that went away no longer count').toBe('ok');
     } finally {
       client.close();
     }
+  }
+
+  const getBig = () => ({ segmentId, keys: [{ family: 'u', key: Buffer.from('big') }] });
+
+  it('counts a unary answer until it has been sent: answers a client does not read hold the bound until read, or until the client goes away', async () => {
+    // Three answers of 300 KB wait behind the reader's 64 KiB window; nothing else is in flight.
+    await expectAnswersHeldUntilSent(
+      () => unreadUnaryCalls<{ entries: Array<{ found: boolean; value: Buffer }> }>(store.address, 'Get', [getBig(), getBig(), getBig()]),
+      (read) => expect(read.map((r) => [r.status, r.answer?.entries[0].value.length])).toEqual([[0, VALUE_BYTES], [0, VALUE_BYTES], [0, VALUE_BYTES]]),
+      'p', 'unary calls\'',
+    );
   });
 
   it('counts a stream\'s answers until they are sent, as the unary calls\' answers', async () => {
-    const client = rawClient('SegmentStore', store.address);
-    const messages = () => Array.from({ length: 3 }, (_, id) => ({
-      id, request: { requests: [{ get: { segmentId, keys: [{ family: 'u', key: Buffer.from('big') }] } }] },
-    }));
-    try {
-      await unaryPut(client, 'big');
-      // Each stream holds its answers within its own bound (64 MiB), so without the store-wide count a
-      // client could make the store hold that much per stream it opens.
-      const unread = unreadExecuteStream(store.address, messages());
-      expect(await probeUntil(client, 'refused', 's'), 'a 300 KB update while a stream\'s 0.9 MB of answers wait to be sent').toBe('refused');
-      const { answers, status } = await unread.readAll();
-      expect([status, answers.length]).toEqual([0, 3]);
-      expect(await probe(client, 'after-stream-read')).toBe('ok');
-      const gone = unreadExecuteStream(store.address, messages());
-      expect(await probeUntil(client, 'refused', 's')).toBe('refused');
-      gone.close();
-      expect(await probeUntil(client, 'ok', 's'), 'a broken stream\'s answers no longer count').toBe('ok');
-    } finally {
-      client.close();
-    }
+    // Each stream holds its answers within its own bound (64 MiB), so without the store-wide count a
+    // client could make the store hold that much per stream it opens.
+    await expectAnswersHeldUntilSent(
+      () => unreadExecuteStream(store.address, [0, 1, 2].map((id) => ({ id, request: { requests: [{ get: getBig() }] } }))),
+      ({ answers, status }) => expect([status, answers.length]).toEqual([0, 3]),
+      's', 'a stream\'s',
+    );
   });
 
   it('retries a busy store without asking the controller for new routing: with the controller gone, the store\'s refusal is what the caller gets', async () => {
