@@ -43,6 +43,11 @@ export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
 export const ERROR_CODE_TRAILER = 'kvt-error-code';
 /** gRPC trailer holding the index of the offending modification or key, when there is one. */
 export const ERROR_INDEX_TRAILER = 'kvt-error-index';
+/**
+ * gRPC trailer holding, in milliseconds, when a refused call can be tried again with a chance of
+ * success (a controller refusing a moved store's registration while its old address still counts as live).
+ */
+export const RETRY_AFTER_TRAILER = 'kvt-retry-after-ms';
 
 const known = new Set<string>(Object.values(ErrorCodes));
 

@@ -79,7 +79,7 @@ export const SEGMENT_STORE_OPTIONS: readonly OptionSpec[] = [
   { flag: 'write-buffer-mb', env: 'WRITE_BUFFER_MB', kind: 'int', default: d.writeBufferMb, min: 1, max: 1024, description: 'MiB LevelDB buffers in memory (its memtable) before writing a table file' },
   { flag: 'max-in-flight-mb', env: 'MAX_IN_FLIGHT_MB', kind: 'int', default: d.maxInFlightMb, min: 1, max: 1_048_576, description: 'MiB of data requests held at once; past it requests are refused OVERLOADED (clients retry)' },
   { flag: 'register-retry-min-ms', env: 'REGISTER_RETRY_MIN_MS', kind: 'int', default: d.registerRetryMinMs, min: 10, max: 60_000, description: 'first delay between registration attempts' },
-  { flag: 'register-retry-max-ms', env: 'REGISTER_RETRY_MAX_MS', kind: 'int', default: d.registerRetryMaxMs, min: 10, max: 600_000, description: 'largest delay between registration attempts' },
+  { flag: 'register-retry-max-ms', env: 'REGISTER_RETRY_MAX_MS', kind: 'int', default: d.registerRetryMaxMs, min: 10, max: 600_000, description: 'largest delay between registration attempts (a controller refusal that names when to retry is waited out)' },
   { flag: 'tls-cert', env: 'TLS_CERT', kind: 'string', description: 'PEM certificate file: serve TLS (needs --tls-key)' },
   { flag: 'tls-key', env: 'TLS_KEY', kind: 'string', description: 'PEM private key file of --tls-cert' },
   { flag: 'tls-ca', env: 'TLS_CA', kind: 'string', description: 'PEM CA file trusted for calls to the controller (TLS)' },

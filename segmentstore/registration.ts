@@ -1,7 +1,8 @@
 /**
  * Everything the segment store says to the controller (kvt.v1.Controller): its stable identity,
  * RegisterSegmentStore and Heartbeat. Registration retries with backoff while the controller is
- * unreachable or refuses (never crashing the store); heartbeats run at the interval the controller
+ * unreachable or refuses (never crashing the store), or at the moment a refusal names (a moved store
+ * whose old address still counts as live); heartbeats run at the interval the controller
  * returns, at registration and again with every heartbeat (a restarted controller may ask for
  * another); a heartbeat answered `known=false`, or failing, sends the store back to registering. A
  * refusal because the store was removed from the cluster (SEGMENT_STORE_REMOVED) ends it for good:
@@ -11,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { ERROR_CODE_TRAILER, ErrorCodes } from '../proto/error-codes';
+import { ERROR_CODE_TRAILER, ErrorCodes, RETRY_AFTER_TRAILER } from '../proto/error-codes';
 import { GRPC_CHANNEL_OPTIONS, kvtPackage } from '../proto/load';
 import type { HeartbeatRequest, HeartbeatResponse, RegisterSegmentStoreRequest, RegisterSegmentStoreResponse } from '../proto/messages';
 import { withBearerToken } from '../proto/runtime/auth';
@@ -144,13 +145,16 @@ export class ControllerRegistration {
           this.options.onRemoved?.((err as grpc.ServiceError).details);
           return;
         }
-        // One warning per outage (or per new reason); the retries after it are debug noise.
+        // One warning per outage (or per new reason); the retries after it are debug noise. A refusal
+        // that says when the call can succeed is tried again then, and leaves the backoff as it was.
         const failure = registrationFailure(err);
-        if (failure.reason !== warned) log.warn(failure.message, { controller, err, retryInMs: delay });
-        else log.debug('registration retry failed', { controller, err, retryInMs: delay });
+        const hinted = retryAfterOf(err);
+        const wait = hinted ?? delay;
+        if (failure.reason !== warned) log.warn(failure.message, { controller, err, retryInMs: wait });
+        else log.debug('registration retry failed', { controller, err, retryInMs: wait });
         warned = failure.reason;
-        await this.sleep(delay);
-        delay = Math.min(delay * 2, max);
+        await this.sleep(wait);
+        if (hinted === undefined) delay = Math.min(delay * 2, max);
         continue;
       }
       this.registrations++;
@@ -199,6 +203,16 @@ function registrationFailure(err: unknown): { reason: string; message: string } 
   const kvtCode = kvtCodeOf(err);
   if (kvtCode !== undefined) return { reason: `refused ${kvtCode}`, message: `controller refused the registration: ${e.details ?? kvtCode}; retrying` };
   return { reason: 'unreachable', message: 'controller unreachable; retrying registration' };
+}
+
+/** The longest wait a controller's refusal is trusted with (its `--store-timeout-ms` is at most an hour): a day. */
+const MAX_RETRY_AFTER_MS = 86_400_000;
+
+/** The controller's `kvt-retry-after-ms`: when the refused registration can succeed; undefined when it did not say. */
+function retryAfterOf(err: unknown): number | undefined {
+  const text = (err as Partial<grpc.ServiceError>).metadata?.get(RETRY_AFTER_TRAILER)[0];
+  const ms = Number(text);
+  return text === undefined || !Number.isSafeInteger(ms) || ms < 0 || ms > MAX_RETRY_AFTER_MS ? undefined : ms;
 }
 
 /** The kvt error code of the controller's answer; undefined for a transport failure (only the controller's own answers carry one). */

@@ -14,6 +14,8 @@
  * take the id in turns, and routing would flip between them on every heartbeat. A store that really
  * moved registers at its new address once the old one has been silent for `storeTimeoutMs`, or at
  * once when the old address was only granted grace after a controller restart (never heard from).
+ * The refusal says when that will be (`retryAfterMs`, the `kvt-retry-after-ms` trailer), so a moved
+ * store does not wait out a backoff longer than needed.
  *
  * A store removed for good (MetadataStore.removeStore) is refused with SEGMENT_STORE_REMOVED; while
  * its removal is being written it is claimed: registrations are refused UNAVAILABLE (retried) and
@@ -24,6 +26,12 @@ import type { Logger } from '../../proto/runtime/log';
 import { KvtFault } from '../../proto/runtime/status';
 import type { SegmentStoreInfo } from '../../proto/messages';
 import type { MetadataStore } from '../metadata/metadata-store';
+
+/**
+ * Added to a refused registration's wait: the store's timer and this clock may differ by a
+ * millisecond, and an attempt that comes a moment too early is refused again.
+ */
+const RETRY_MARGIN_MS = 20;
 
 /** What the registry needs to know of the controller's config. */
 export interface StoreRegistryOptions {
@@ -99,6 +107,8 @@ export class StoreRegistry {
         ErrorCodes.UNAVAILABLE,
         `segment store id ${storeId} is live at ${known.address} (heard from ${silentMs} ms ago); ${address} cannot take it until that store ` +
           `has been silent for ${this.options.storeTimeoutMs} ms (two stores started from one data directory?)`,
+        -1,
+        this.options.storeTimeoutMs - silentMs + RETRY_MARGIN_MS,
       );
     }
     const change = await this.meta.upsertStore(storeId, address, this.clock());

@@ -4,7 +4,7 @@
  * when known, `kvt-error-index`) trailers.
  */
 import * as grpc from '@grpc/grpc-js';
-import { ERROR_CODE_TRAILER, ERROR_INDEX_TRAILER, ErrorCode, ErrorCodes, isErrorCode } from '../error-codes';
+import { ERROR_CODE_TRAILER, ERROR_INDEX_TRAILER, RETRY_AFTER_TRAILER, ErrorCode, ErrorCodes, isErrorCode } from '../error-codes';
 import type { WireError } from '../messages';
 
 /** A domain error a server reports to its caller: a stable code, a message, an optional item index. */
@@ -15,6 +15,8 @@ export class KvtFault extends Error {
     message: string,
     /** Index of the offending modification / key in the request, -1 when none. */
     readonly index = -1,
+    /** When known, how long until the same call could succeed (sent as {@link RETRY_AFTER_TRAILER}). */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
   }
@@ -76,6 +78,7 @@ export function toServiceError(err: unknown): Partial<grpc.StatusObject> {
   const metadata = new grpc.Metadata();
   metadata.set(ERROR_CODE_TRAILER, fault.code);
   if (fault.index >= 0) metadata.set(ERROR_INDEX_TRAILER, String(fault.index));
+  if (fault.retryAfterMs !== undefined) metadata.set(RETRY_AFTER_TRAILER, String(fault.retryAfterMs));
   return { code: grpcStatusFor(fault.code), details: fault.message, metadata };
 }
 

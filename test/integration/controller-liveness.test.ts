@@ -11,6 +11,9 @@ import type { ListSegmentStoresResponse, Routing, TableInfo } from '../../proto/
 import { freePort, KvtProcess, startController, startSegmentStore, tempDir } from '../harness/process';
 import { controllerClient, waitFor } from './controller-helpers';
 
+/** What the controller adds to a refused store's wait, for clocks that differ by a millisecond (store-registry.ts). */
+const RETRY_MARGIN_MS = 20;
+
 const count = (p: KvtProcess, msg: string) => p.logs.filter((l) => l.msg === msg).length;
 
 describe('controller liveness', () => {
@@ -87,6 +90,35 @@ describe('controller liveness', () => {
     } finally {
       client.close();
       await second?.stop();
+      await first.stop();
+      await controller.stop();
+    }
+  });
+
+  it('tells a moved store when its id is free, and the store registers with its next attempt', async () => {
+    using dir = tempDir('kvt-ctl-move-');
+    const timeoutMs = 6_000;
+    const controller = await startController(path.join(dir.path, 'controller'), ['--heartbeat-interval-ms', '200', '--store-timeout-ms', String(timeoutMs)]);
+    const storeDir = path.join(dir.path, 's');
+    const first = await startSegmentStore(storeDir, controller.address);
+    let moved: KvtProcess | undefined;
+    try {
+      await first.waitForLog('registered with controller');
+      await first.kill('SIGKILL');
+      // The same data directory on another port: the controller still holds the id at the old address.
+      moved = await startSegmentStore(storeDir, controller.address, ['--log-level', 'debug']);
+      await moved.waitForLog('registered with controller', 3 * timeoutMs);
+      const refusals = moved.logs.filter((l) => String(l.msg).startsWith('controller refused the registration'));
+      expect(refusals).toHaveLength(1);
+      const heardAgo = Number(/heard from (\d+) ms ago/.exec(String(refusals[0].msg))?.[1]);
+      expect(heardAgo).toBeGreaterThanOrEqual(0);
+      // The refusal said when the old address will have been silent long enough, and the store waited
+      // exactly that (not its 200 ms first backoff), so no attempt was refused after it.
+      expect(refusals[0].retryInMs).toBe(timeoutMs - heardAgo + RETRY_MARGIN_MS);
+      expect(count(moved, 'registration retry failed')).toBe(0);
+      expect(count(moved, 'registered with controller')).toBe(1);
+    } finally {
+      await moved?.stop();
       await first.stop();
       await controller.stop();
     }

@@ -86,9 +86,15 @@ describe('StoreRegistry', () => {
     expect(meta.getStore('s1')?.address).toBe('127.0.0.1:1');
     expect(BigInt(meta.generation)).toBe(g);
 
-    // The first process stops: once the id is dead, the store at the new address takes it (it moved),
-    // keeping its segments, with a new generation.
-    clock.now += 501;
+    expect((refused as KvtFault).retryAfterMs).toBe(500 + 20);
+
+    // The first process stops. 200 ms later the refusal names the wait that is left (plus a 20 ms
+    // margin); once that has passed, the id is dead and the store at the new address takes it (it
+    // moved), keeping its segments, with a new generation.
+    clock.now += 200;
+    const again = await registry.register('s1', '127.0.0.1:2').then(() => undefined, (err: unknown) => err as KvtFault);
+    expect(again?.retryAfterMs).toBe(300 + 20);
+    clock.now += again!.retryAfterMs!;
     await registry.refreshLiveness();
     await registry.register('s1', '127.0.0.1:2');
     expect(meta.getStore('s1')?.address).toBe('127.0.0.1:2');
