@@ -12,6 +12,14 @@
  * when the key's current value is the one E was seen with. Versions of one segment strictly increase
  * in the order writes are applied, so a write whose version is known must come after every write with
  * a lower one: the model keeps the highest version applied.
+ *
+ * Expiry: a put or insert with `ttlMs` is live until the store's clock passes the moment it was
+ * applied plus `ttlMs`, and that moment lies within the write's invocation and completion. So each
+ * such write gets an expiry in the history ({@link ExpireOp}, made by {@link withExpiries}): an
+ * operation of its own, invoked `ttlMs` after the write was and completed `ttlMs` after it was (give
+ * or take a slack for the two clocks), that removes the key if it still holds the write's value. The
+ * search places it like any other operation, so every read must agree with some moment of expiry;
+ * a write of unknown outcome gets an expiry of unknown outcome.
  */
 import { checkLinearizable, minimizeHistory, Model, TimedOperation, Weakenings } from './linearizability';
 
@@ -34,8 +42,8 @@ export interface KeyRange {
  * or undefined for none.
  */
 export type Mod =
-  | { type: 'put'; key: string; value: string; version?: string }
-  | { type: 'insert'; key: string; value: string }
+  | { type: 'put'; key: string; value: string; version?: string; ttlMs?: number }
+  | { type: 'insert'; key: string; value: string; ttlMs?: number }
   | { type: 'remove'; key: string; version?: string }
   | { type: 'removeRange'; range: KeyRange };
 
@@ -77,12 +85,26 @@ export interface UpdateOp extends Common {
   outcome: { type: 'ok'; versions: (string | null)[] } | { type: 'failed'; code: ConditionCode; index: number } | { type: 'unknown' };
 }
 
-export type KvOp = ReadOp | ScanOp | UpdateOp;
+/**
+ * The expiry of a write with a TTL (see the file comment): `key` loses `value` if it still holds it.
+ * Made by the checker, never recorded; completed when the write was acknowledged.
+ */
+export interface ExpireOp extends Common {
+  f: 'expire';
+  key: string;
+  value: string;
+}
 
-/** The state of one group: key → value (the write's identity), and the highest version applied. */
+export type KvOp = ReadOp | ScanOp | UpdateOp | ExpireOp;
+
+/**
+ * The state of one group: key → value (the write's identity), the highest version applied, and the
+ * values written with a TTL whose expiry has not been placed yet (an expiry comes after its write).
+ */
 export interface KvState {
   entries: ReadonlyMap<string, string>;
   lastSequence: number;
+  expiring: ReadonlySet<string>;
 }
 
 /** True when `key` lies within `range`. Keys compare as JavaScript strings (the tests use ASCII). */
@@ -152,6 +174,7 @@ function conditionFailure(m: Mod, current: string | undefined, facts: VersionFac
 function applyMods(state: KvState, mods: readonly Mod[], facts: VersionFacts): KvState | undefined {
   const entries = new Map(state.entries);
   let lastSequence = state.lastSequence;
+  let expiring = state.expiring;
   for (const m of mods) {
     if (m.type === 'removeRange') {
       for (const key of [...entries.keys()]) if (inRange(key, m.range)) entries.delete(key);
@@ -165,9 +188,21 @@ function applyMods(state: KvState, mods: readonly Mod[], facts: VersionFacts): K
         lastSequence = sequence;
       }
       entries.set(m.key, m.value);
+      if (m.ttlMs !== undefined) expiring = new Set(expiring).add(m.value);
     }
   }
-  return { entries, lastSequence };
+  return { entries, lastSequence, expiring };
+}
+
+/** The state after `op`'s expiry, or undefined while its write has not been applied. */
+function expire(state: KvState, op: ExpireOp): KvState | undefined {
+  if (!state.expiring.has(op.value)) return undefined;
+  const expiring = new Set(state.expiring);
+  expiring.delete(op.value);
+  if (state.entries.get(op.key) !== op.value) return { ...state, expiring };
+  const entries = new Map(state.entries);
+  entries.delete(op.key);
+  return { ...state, entries, expiring };
 }
 
 function sameEntry(current: string | undefined, read: Observed | null): boolean {
@@ -177,7 +212,7 @@ function sameEntry(current: string | undefined, read: Observed | null): boolean 
 /** The model of one group given the version facts of the whole history. */
 export function kvModel(facts: VersionFacts): Model<KvState, KvOp> {
   return {
-    initial: { entries: new Map(), lastSequence: 0 },
+    initial: { entries: new Map(), lastSequence: 0, expiring: new Set() },
     step(state, op) {
       switch (op.f) {
         case 'read':
@@ -193,6 +228,8 @@ export function kvModel(facts: VersionFacts): Model<KvState, KvOp> {
           if (failures.some((f) => f !== null)) return undefined;
           return applyMods(state, op.mods, facts);
         }
+        case 'expire':
+          return expire(state, op);
       }
     },
     // A put of one key whose value nobody saw: only a failed condition can depend on it (a read would
@@ -204,14 +241,33 @@ export function kvModel(facts: VersionFacts): Model<KvState, KvOp> {
     },
     key(state) {
       const parts = [...state.entries].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => `${k}=${v}`);
-      return `${state.lastSequence};${parts.join(';')}`;
+      return `${state.lastSequence};${parts.join(';')}|${[...state.expiring].sort().join(';')}`;
     },
   };
 }
 
 /** True for reads, iterator pages and failed conditions: operations that change nothing. */
 function isObservation(op: KvOp): boolean {
-  return op.f !== 'update' || op.outcome.type === 'failed';
+  return op.f === 'read' || op.f === 'scan' || (op.f === 'update' && op.outcome.type === 'failed');
+}
+
+/**
+ * `history` with the expiry of every write with a TTL that may have been applied (acknowledged, or
+ * of unknown outcome), from `ttlMs` after the write's invocation to `ttlMs` after its completion,
+ * each widened by `slackMs` for the store's clock against the history's.
+ */
+export function withExpiries(history: readonly KvOp[], slackMs: number): KvOp[] {
+  const out = [...history];
+  let id = history.reduce((n, op) => Math.max(n, op.id), 0);
+  for (const op of history) {
+    if (op.f !== 'update' || op.outcome.type === 'failed') continue;
+    for (const m of op.mods) {
+      if ((m.type !== 'put' && m.type !== 'insert') || m.ttlMs === undefined) continue;
+      const completedAt = op.completedAt === undefined ? undefined : op.completedAt + m.ttlMs + slackMs;
+      out.push({ id: ++id, client: op.client, group: op.group, name: `expiry of #${op.id}`, invokedAt: op.invokedAt + m.ttlMs - slackMs, completedAt, f: 'expire', key: m.key, value: m.value });
+    }
+  }
+  return out;
 }
 
 /**
@@ -227,9 +283,9 @@ export const KV_WEAKENINGS: Weakenings<KvOp> = {
 function describeMod(m: Mod): string {
   switch (m.type) {
     case 'put':
-      return `put ${m.key}=${m.value}${m.version ? ` if ${m.version}` : ''}`;
+      return `put ${m.key}=${m.value}${m.version ? ` if ${m.version}` : ''}${m.ttlMs !== undefined ? ` ttl ${m.ttlMs}` : ''}`;
     case 'insert':
-      return `insert ${m.key}=${m.value}`;
+      return `insert ${m.key}=${m.value}${m.ttlMs !== undefined ? ` ttl ${m.ttlMs}` : ''}`;
     case 'remove':
       return `remove ${m.key}${m.version ? ` if ${m.version}` : ''}`;
     case 'removeRange':
@@ -261,6 +317,8 @@ export function describeOp(op: KvOp): string {
       const result = o.type === 'ok' ? `ok ${o.versions.map((v) => v ?? '-').join(',')}` : o.type === 'failed' ? `${o.code} at ${o.index}` : 'unknown outcome';
       return `${head}(${op.mods.map(describeMod).join('; ')}) → ${result}`;
     }
+    case 'expire':
+      return `${head}(${op.key}=${op.value})`;
   }
 }
 
@@ -268,6 +326,7 @@ export function describeOp(op: KvOp): string {
 export function keysOf(op: KvOp, universe: readonly string[]): string[] {
   if (op.f === 'read') return op.keys;
   if (op.f === 'scan') return universe.filter((k) => inRange(k, op.range));
+  if (op.f === 'expire') return [op.key];
   return op.mods.flatMap((m) => (m.type === 'removeRange' ? universe.filter((k) => inRange(k, m.range)) : [m.key]));
 }
 
@@ -284,6 +343,8 @@ export interface GroupVerdict {
   verdict: 'linearizable' | 'violation' | 'unknown';
   states: number;
   ms: number;
+  /** Expiries of writes with a TTL added to the group's history. */
+  expiries: number;
   /** For a violation: the operation that could not be placed, the state there, and a minimized failing history. */
   report?: string;
 }
@@ -294,11 +355,19 @@ export interface KvCheck {
   groups: GroupVerdict[];
 }
 
+/** Options of {@link checkKvHistory}. */
+export interface KvCheckOptions {
+  maxStates?: number;
+  /** How far the store's clock may be off the history's, for expiries (withExpiries). @default 10 */
+  ttlSlackMs?: number;
+}
+
 /**
- * Checks a history of the client's operations group by group (see the file comment); a violating
- * group's history is minimized for the report.
+ * Checks a history of the client's operations group by group (see the file comment), with the
+ * expiries of its writes with a TTL; a violating group's history is minimized for the report.
  */
-export function checkKvHistory(history: readonly KvOp[], options: { maxStates?: number } = {}): KvCheck {
+export function checkKvHistory(history: readonly KvOp[], options: KvCheckOptions = {}): KvCheck {
+  const slackMs = options.ttlSlackMs ?? 10;
   const facts = new VersionFacts(history);
   const model = kvModel(facts);
   const byGroup = new Map<string, KvOp[]>();
@@ -310,14 +379,15 @@ export function checkKvHistory(history: readonly KvOp[], options: { maxStates?: 
   const groups: GroupVerdict[] = [];
   for (const [group, ops] of [...byGroup].sort(([a], [b]) => (a < b ? -1 : 1))) {
     const started = performance.now();
-    const result = checkLinearizable(ops, model, { maxStates: options.maxStates });
+    const checked = withExpiries(ops, slackMs);
+    const result = checkLinearizable(checked, model, { maxStates: options.maxStates });
     const verdict: GroupVerdict = {
       group, ops: ops.length, unknownOutcomes: ops.filter((o) => o.completedAt === undefined).length,
-      verdict: result.verdict, states: result.states, ms: Math.round(performance.now() - started),
+      verdict: result.verdict, states: result.states, ms: Math.round(performance.now() - started), expiries: checked.length - ops.length,
     };
     if (result.verdict === 'violation') {
       // A trial that needs a long search counts as passing: the minimized history is only ever smaller.
-      const fails = (h: KvOp[]) => checkLinearizable(h, model, { maxStates: MINIMIZE_MAX_STATES }).verdict === 'violation';
+      const fails = (h: KvOp[]) => checkLinearizable(withExpiries(h, slackMs), model, { maxStates: MINIMIZE_MAX_STATES }).verdict === 'violation';
       const minimal = minimizeHistory(ops, fails, KV_WEAKENINGS).sort((a, b) => a.invokedAt - b.invokedAt);
       const stuck = result.stuck;
       verdict.report = [
@@ -332,9 +402,24 @@ export function checkKvHistory(history: readonly KvOp[], options: { maxStates?: 
   return { conflicts: facts.conflicts, groups };
 }
 
+/**
+ * The groups whose history is linearizable only with its expiries: where reads saw keys gone by
+ * expiry (without them, no linearization exists). A search that needs more than `maxStates` counts as
+ * not observing it.
+ */
+export function groupsObservingExpiry(history: readonly KvOp[], maxStates = 100_000): string[] {
+  const model = kvModel(new VersionFacts(history));
+  const groups = [...new Set(history.map((op) => op.group))];
+  return groups.filter((group) => {
+    const ops = history.filter((op) => op.group === group);
+    if (withExpiries(ops, 0).length === ops.length) return false;
+    return checkLinearizable(ops, model, { maxStates }).verdict === 'violation';
+  });
+}
+
 /** The operations of a minimized history worth reading: the observations left and the updates of their keys. */
 function relevant(ops: readonly KvOp[]): KvOp[] {
-  const universe = [...new Set(ops.flatMap((o) => (o.f === 'read' ? o.keys : o.f === 'update' ? o.mods.flatMap((m) => (m.type === 'removeRange' ? [] : [m.key])) : o.items.map((i) => i.key))))];
+  const universe = [...new Set(ops.flatMap((o) => (o.f === 'read' ? o.keys : o.f === 'update' ? o.mods.flatMap((m) => (m.type === 'removeRange' ? [] : [m.key])) : o.f === 'expire' ? [o.key] : o.items.map((i) => i.key))))];
   const keys = new Set(ops.filter(isObservation).flatMap((o) => keysOf(o, universe)));
   return ops.filter((o) => isObservation(o) || keysOf(o, universe).some((k) => keys.has(k)));
 }

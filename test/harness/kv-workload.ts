@@ -8,7 +8,8 @@
  * without maybeApplied), which is left out of the history like a read that failed.
  *
  * Values are unique per write and key (`c<client>.<n>.<key>`), so a value names the write that made
- * it. Conditions use versions the client saw; under contention many are stale.
+ * it. Conditions use versions the client saw; under contention many are stale. Some writes expire
+ * ({@link TTLS_MS}), short enough that reads meet keys gone by expiry before the next write.
  */
 import { performance } from 'node:perf_hooks';
 import {
@@ -16,6 +17,10 @@ import {
 } from '../../client';
 import { KeyRange, KvOp, Mod, Observed } from './kv-model';
 import { guard } from './load';
+
+/** The TTLs of writes that expire, one in {@link TTL_SHARE} (ms). */
+const TTLS_MS = [30, 80, 200];
+const TTL_SHARE = 0.15;
 
 /** The keys of the workload. */
 export interface WorkloadKeys {
@@ -178,26 +183,32 @@ export class WorkloadClient {
     }
   }
 
-  /** Puts a new value and records it. */
-  put(family: string | null, key: string): Promise<void> {
-    const value = this.value(key);
-    return this.update(family, 'put', [{ type: 'put', key, value }], () => this.table.put(family, key, value).then((v) => [v]));
+  /** A TTL for a write, for one write in TTL_SHARE; else undefined (it never expires). */
+  private ttl(): number | undefined {
+    return this.rand() < TTL_SHARE ? this.pick(TTLS_MS) : undefined;
   }
 
-  /** Replaces a key's value at `version` and records it. */
-  replace(family: string | null, key: string, version: Version): Promise<void> {
+  /** Puts a new value (with `ttlMs`, an expiring one) and records it. */
+  put(family: string | null, key: string, ttlMs?: number): Promise<void> {
     const value = this.value(key);
-    return this.update(family, 'replace', [{ type: 'put', key, value, version: conditionText(version) }], () => this.table.replace(family, key, value, version).then((v) => [v]));
+    return this.update(family, 'put', [{ type: 'put', key, value, ttlMs }], () => this.table.put(family, key, value, { ttlMs }).then((v) => [v]));
+  }
+
+  /** Replaces a key's value at `version` (with `ttlMs`, by an expiring one) and records it. */
+  replace(family: string | null, key: string, version: Version, ttlMs?: number): Promise<void> {
+    const value = this.value(key);
+    return this.update(family, 'replace', [{ type: 'put', key, value, version: conditionText(version), ttlMs }], () => this.table.replace(family, key, value, version, { ttlMs }).then((v) => [v]));
   }
 
   /** A single-key update: put, putIfAbsent, replace, or remove with or without a version. */
   private single(family: string | null, key: string, r: number): Promise<void> {
-    if (r < 0.35) return this.put(family, key);
+    if (r < 0.35) return this.put(family, key, this.ttl());
     if (r < 0.5) {
       const value = this.value(key);
-      return this.update(family, 'putIfAbsent', [{ type: 'insert', key, value }], () => this.table.putIfAbsent(family, key, value).then((v) => [v]));
+      const ttlMs = this.ttl();
+      return this.update(family, 'putIfAbsent', [{ type: 'insert', key, value, ttlMs }], () => this.table.putIfAbsent(family, key, value, { ttlMs }).then((v) => [v]));
     }
-    if (r < 0.8) return this.replace(family, key, this.condition(family, key));
+    if (r < 0.8) return this.replace(family, key, this.condition(family, key), this.ttl());
     const version = r < 0.9 ? undefined : this.condition(family, key);
     return this.update(family, 'remove', [{ type: 'remove', key, version: conditionText(version) }], () => this.table.remove(family, key, version).then(() => [null]));
   }
@@ -208,7 +219,8 @@ export class WorkloadClient {
     const r = this.rand();
     if (r < 0.2) {
       const entries = keys.map((k) => [k, this.value(k)] as const);
-      return this.update(family, 'putAll', entries.map(([key, value]) => ({ type: 'put', key, value })), () => this.table.putAll(family, entries));
+      const ttlMs = this.ttl();
+      return this.update(family, 'putAll', entries.map(([key, value]) => ({ type: 'put', key, value, ttlMs })), () => this.table.putAll(family, entries, { ttlMs }));
     }
     if (r < 0.4) {
       const entries = keys.map((key) => ({ key, value: this.value(key), version: this.condition(family, key) }));
@@ -225,9 +237,9 @@ export class WorkloadClient {
 
   private modification(family: string, key: string): TableModification<string, string> {
     const r = this.rand();
-    if (r < 0.3) return { type: 'insert', key, value: this.value(key) };
-    if (r < 0.5) return { type: 'put', key, value: this.value(key) };
-    if (r < 0.8) return { type: 'put', key, value: this.value(key), version: this.condition(family, key) };
+    if (r < 0.3) return { type: 'insert', key, value: this.value(key), ttlMs: this.ttl() };
+    if (r < 0.5) return { type: 'put', key, value: this.value(key), ttlMs: this.ttl() };
+    if (r < 0.8) return { type: 'put', key, value: this.value(key), version: this.condition(family, key), ttlMs: this.ttl() };
     return { type: 'remove', key, version: this.rand() < 0.5 ? undefined : this.condition(family, key) };
   }
 
@@ -337,9 +349,9 @@ function pageRange(base: KeyRange, reverse: boolean, after: string | undefined, 
 function toModelMod(m: TableModification<string, string>): Mod {
   switch (m.type) {
     case 'insert':
-      return { type: 'insert', key: m.key, value: m.value };
+      return { type: 'insert', key: m.key, value: m.value, ttlMs: m.ttlMs };
     case 'put':
-      return { type: 'put', key: m.key, value: m.value, version: conditionText(m.version) };
+      return { type: 'put', key: m.key, value: m.value, version: conditionText(m.version), ttlMs: m.ttlMs };
     case 'remove':
       return { type: 'remove', key: m.key, version: conditionText(m.version) };
     case 'removeRange': {

@@ -11,8 +11,9 @@
  * at the end each client reads every key once more. The history must be linearizable against a
  * sequential versioned key-value map, group by group (test/harness/kv-model.ts): every read sees the
  * latest write, conditions succeed exactly when the version matches, batches are atomic, versions
- * increase in the order writes take effect, and an operation of unknown outcome took effect once at
- * some point after its invocation, or never. A second test stalls a store's disk to SIGKILL it at the
+ * increase in the order writes take effect, a write with a TTL (30–200 ms, 15% of writes) is gone
+ * exactly between its TTL after its invocation and its TTL after its acknowledgment, and an operation
+ * of unknown outcome took effect once at some point after its invocation, or never. A second test stalls a store's disk to SIGKILL it at the
  * moment a write is staged and not yet durable.
  *
  * KVT_LINEAR_ROUNDS (default 1) rounds of KVT_LINEAR_SECONDS (default 20) each, on a fresh table each,
@@ -24,7 +25,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyValueTableFactory, KeyValueTableManager, Serializers } from '../../client';
 import { modelKnob } from '../harness/engine-model';
-import { checkKvHistory } from '../harness/kv-model';
+import { checkKvHistory, groupsObservingExpiry } from '../harness/kv-model';
 import { HistoryRecorder, WorkloadClient, WorkloadKeys } from '../harness/kv-workload';
 import { fetchRouting, mulberry32, ownerOf } from '../harness/oracle';
 import { freePort, REPO_ROOT, startController, startSegmentStore, tempDir, TestCluster } from '../harness/process';
@@ -40,7 +41,15 @@ const FAMILY_KEYS = ['a1', 'a2', 'b1', 'b2', 'c1'];
 /** Family-less keys on each store (each its own partition's, so a getAll of them reads both stores). */
 const SOLO_KEYS_PER_STORE = 2;
 const CLIENT = { timeoutMs: 2_000, retry: { maxRetries: 6, initialBackoffMs: 25, maxBackoffMs: 300 } };
+/**
+ * How far apart the stores' clock (Date.now, by which entries expire) and the history's
+ * (performance.now) may be for an expiry, besides their drift during the round, which is measured.
+ */
+const TTL_SLACK_MS = 10;
 const PRELOAD = path.join(REPO_ROOT, 'test', 'harness', 'leveldb-fault-preload.cjs');
+
+/** The wall clock (the stores' expiry clock) minus the monotonic one the history is recorded by. */
+const clockGap = (): number => Date.now() - (performance.timeOrigin + performance.now());
 
 type Fault = 'store SIGKILL' | 'store SIGTERM' | 'store moved' | 'controller SIGKILL';
 
@@ -57,7 +66,7 @@ describe('linearizability of the client operations under crashes', () => {
   it(`keeps every group's history linearizable through store and controller crashes (seed ${SEED}, ${ROUNDS} × ${SECONDS} s)`, async () => {
     /** Violations, of every round (a soak goes on to find them all). */
     const problems: string[] = [];
-    const totals = { ops: 0, unknown: 0, conditionFailed: 0, notApplied: 0, pages: 0, checkMs: 0, states: 0 };
+    const totals = { ops: 0, unknown: 0, conditionFailed: 0, notApplied: 0, pages: 0, checkMs: 0, states: 0, expiries: 0, expiryGroups: 0, driftMs: 0 };
     const faults: Record<Fault, number> = { 'store SIGKILL': 0, 'store SIGTERM': 0, 'store moved': 0, 'controller SIGKILL': 0 };
     for (let round = 0; round < ROUNDS; round++) {
       const seed = SEED * 1000 + round;
@@ -65,6 +74,7 @@ describe('linearizability of the client operations under crashes', () => {
       const table = `lin${round}`;
       const keys = await prepareTable(cluster, table);
       const recorder = new HistoryRecorder();
+      const gapBefore = clockGap();
       // The last client sends unary Execute and Iterate calls instead of stream messages: both transports, same history.
       const factories = Array.from({ length: CLIENTS }, (_, c) => KeyValueTableFactory.withScope('lin', {
         controller: cluster.controllerAddress, ...CLIENT, ...(c === CLIENTS - 1 ? { coalescing: { streams: false } } : {}),
@@ -82,7 +92,8 @@ describe('linearizability of the client operations under crashes', () => {
       }
       expect(recorder.unexpected, where).toEqual([]);
 
-      const check = checkKvHistory(recorder.ops);
+      const driftMs = Math.abs(clockGap() - gapBefore);
+      const check = checkKvHistory(recorder.ops, { ttlSlackMs: TTL_SLACK_MS + driftMs });
       for (const problem of [
         ...check.conflicts,
         ...check.groups.filter((g) => g.verdict !== 'linearizable').map((g) => g.report ?? `${g.group}: the search gave up after ${g.states} states`),
@@ -99,11 +110,17 @@ describe('linearizability of the client operations under crashes', () => {
       totals.pages += counts.pages;
       totals.checkMs += check.groups.reduce((n, g) => n + g.ms, 0);
       totals.states += check.groups.reduce((n, g) => n + g.states, 0);
+      totals.expiries += check.groups.reduce((n, g) => n + g.expiries, 0);
+      totals.expiryGroups += groupsObservingExpiry(recorder.ops).length;
+      totals.driftMs = Math.max(totals.driftMs, driftMs);
     }
     console.log(`linearizability: seed ${SEED}, ${ROUNDS} round(s) of ${SECONDS} s, ${totals.ops} operations checked (${totals.pages} iterator pages, ` +
       `${totals.conditionFailed} failed conditions, ${totals.unknown} of unknown outcome; ${totals.notApplied} surely not applied left out), ` +
+      `${totals.expiries} expiries (${totals.expiryGroups} group histories linearizable only with them; clocks drifted ${totals.driftMs.toFixed(1)} ms), ` +
       `faults ${JSON.stringify(faults)}, checker ${totals.checkMs} ms over ${totals.states} states, ${problems.length} violation(s)`);
     expect(problems.join('\n\n')).toBe('');
+    // Reads did meet keys gone by expiry (else the TTLs checked nothing).
+    expect(totals.expiryGroups).toBeGreaterThan(0);
     expect(faults['store SIGKILL'] + faults['store SIGTERM'] + faults['controller SIGKILL']).toBeGreaterThanOrEqual(3 * ROUNDS);
     expect(totals.unknown).toBeGreaterThan(0);
   }, (ROUNDS * (SECONDS + 40) + 30) * 1000);

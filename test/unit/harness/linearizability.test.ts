@@ -113,6 +113,38 @@ describe('checkKvHistory on single keys', () => {
   });
 });
 
+describe('checkKvHistory with expiring writes (ttlMs; the checker allows the clocks 10 ms)', () => {
+  const ttl = (key: string, value: string, type: 'put' | 'insert' = 'put'): Mod[] => [{ type, key, value, ttlMs: 100 }];
+  /** a=x written with a TTL of 100 ms between 0 and 20: it expires between 90 and 130 (the slack included). */
+  const h = () => new History().update(1, [0, 20], ttl('a', 'x'), ['7.1']);
+
+  it('sees the entry until the earliest expiry, and not after the latest', () => {
+    expect(h().read(2, [30, 80], ['a'], ['x@7.1']).read(2, [140, 141], ['a'], [null]).verdict()).toBe('linearizable');
+    expect(h().read(2, [30, 80], ['a'], [null]).verdict()).toBe('violation');
+    expect(h().read(2, [140, 141], ['a'], ['x@7.1']).verdict()).toBe('violation');
+    // Within the window either, but never back once gone.
+    expect(h().read(2, [100, 101], ['a'], [null]).verdict()).toBe('linearizable');
+    expect(h().read(2, [100, 101], ['a'], ['x@7.1']).verdict()).toBe('linearizable');
+    expect(h().read(2, [100, 101], ['a'], [null]).read(2, [102, 103], ['a'], ['x@7.1']).verdict()).toBe('violation');
+  });
+
+  it('makes an expired key absent for conditions, and leaves a later write alone', () => {
+    expect(h().update(2, [140, 150], ttl('a', 'y', 'insert'), ['7.2']).verdict()).toBe('linearizable');
+    expect(h().put(2, [140, 150], 'a', 'y', ['NO_SUCH_KEY', 0], '7.1').verdict()).toBe('linearizable');
+    expect(h().put(2, [140, 150], 'a', 'y', '7.2', '7.1').verdict()).toBe('violation');
+    // Overwritten before its expiry: the expiry of x does not remove y.
+    expect(h().put(2, [30, 40], 'a', 'y', '7.2').read(3, [200, 201], ['a'], ['y@7.2']).verdict()).toBe('linearizable');
+    expect(h().put(2, [30, 40], 'a', 'y', '7.2').read(3, [200, 201], ['a'], [null]).verdict()).toBe('violation');
+  });
+
+  it('lets the expiry of a write of unknown outcome come at any time after its earliest, or never', () => {
+    const unknown = () => new History().update(1, [0], ttl('a', 'x'), 'unknown');
+    expect(unknown().read(2, [50, 51], ['a'], ['x@7.1']).read(2, [10_000, 10_001], ['a'], ['x@7.1']).verdict()).toBe('linearizable');
+    expect(unknown().read(2, [50, 51], ['a'], ['x@7.1']).read(2, [10_000, 10_001], ['a'], [null]).verdict()).toBe('linearizable');
+    expect(unknown().read(2, [50, 51], ['a'], ['x@7.1']).read(2, [60, 61], ['a'], [null]).verdict()).toBe('violation');
+  });
+});
+
 describe('checkKvHistory on a key family', () => {
   const batch: Mod[] = [{ type: 'put', key: 'a1', value: 'p' }, { type: 'put', key: 'b1', value: 'q' }];
 
