@@ -234,10 +234,11 @@ export function kvModel(facts: VersionFacts): Model<KvState, KvOp> {
     },
     // A put of one key whose value nobody saw: only a failed condition can depend on it (a read would
     // have to see its value; a later write either overwrites it or, conditional, could not succeed).
+    // Not one with a TTL: its expiry can leave the key absent, which a read may need.
     deferrable(op) {
       if (op.f !== 'update' || op.mods.length !== 1) return false;
       const m = op.mods[0];
-      return (m.type === 'put' || m.type === 'insert') && facts.versionOf(m.value) === undefined;
+      return (m.type === 'put' || m.type === 'insert') && m.ttlMs === undefined && facts.versionOf(m.value) === undefined;
     },
     key(state) {
       const parts = [...state.entries].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => `${k}=${v}`);

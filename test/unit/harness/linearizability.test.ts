@@ -143,6 +143,13 @@ describe('checkKvHistory with expiring writes (ttlMs; the checker allows the clo
     expect(unknown().read(2, [50, 51], ['a'], ['x@7.1']).read(2, [10_000, 10_001], ['a'], [null]).verdict()).toBe('linearizable');
     expect(unknown().read(2, [50, 51], ['a'], ['x@7.1']).read(2, [60, 61], ['a'], [null]).verdict()).toBe('violation');
   });
+
+  it('lets a write of unknown outcome that nobody read overwrite a key and expire, leaving it absent', () => {
+    // Nobody saw y, yet its expiry is what a read of "absent" needs: it cannot be deferred away.
+    const h = () => new History().put(1, [0, 1], 'a', 'x', '7.1').update(2, [10], ttl('a', 'y'), 'unknown');
+    expect(h().read(3, [500, 501], ['a'], [null]).verdict()).toBe('linearizable');
+    expect(h().read(3, [500, 501], ['a'], [null]).read(3, [502, 503], ['a'], ['x@7.1']).verdict()).toBe('violation');
+  });
 });
 
 describe('checkKvHistory on a key family', () => {
