@@ -2,13 +2,15 @@
  * Background removal of expired entries. Reads are already blind to expired entries (by the
  * store's clock); the sweeper only reclaims their space. It walks the expiry index in bounded
  * batches and removes an entry only if it still carries the expiry the index names and no newer
- * write of it is staged, through the same group commit as every other write.
+ * write of it is staged, through the same group commit as every other write. Each sweep also keeps
+ * how far the store's clock has gone (StoreClock), so that it never goes back across a restart.
  */
 import type { ClassicLevel } from 'classic-level';
 import { CommitBatch, GroupCommitter } from './group-commit';
 import { isChunkKey } from './family-store';
 import { decodeExpiryKey, expiryBound, familyOf, NS_EXPIRY, userKeyOf, valueExpiresAt } from './key-codec';
 import { Overlay } from './overlay';
+import type { StoreClock } from './store-clock';
 
 const EXPIRY_START = Buffer.from([NS_EXPIRY]);
 
@@ -25,7 +27,7 @@ export class ExpirySweeper {
     private readonly db: ClassicLevel<Buffer, Buffer>,
     private readonly overlay: Overlay,
     private readonly committer: GroupCommitter,
-    private readonly clock: () => number,
+    private readonly clock: StoreClock,
     private readonly batchSize: number,
     private readonly onError: (err: unknown) => void,
     private readonly expireInFamily: (segmentId: string, family: string, items: { key: Buffer; expiresAt: number }[]) => Promise<number>,
@@ -64,12 +66,13 @@ export class ExpirySweeper {
       removed += n;
       if (!more) break;
     }
+    if (!this.stopped) await this.clock.save(this.db, false);
     return removed;
   }
 
   /** One batch: the due index entries (up to `batchSize`), their entries removed where still due. */
   private async sweepBatch(): Promise<{ removed: number; more: boolean }> {
-    const now = this.clock();
+    const now = this.clock.now();
     const token = this.overlay.beginRead();
     let removed = 0;
     let indexKeys: Buffer[] = [];

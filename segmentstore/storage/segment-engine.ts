@@ -30,6 +30,7 @@ import { DEFAULT_WRITE_BUFFER_BYTES, EngineState, SegmentEngineOptions, SegmentS
 import { needsRead, readForUpdate, StageContext, StagedUpdate, stageUpdate, storageKeys, UpdateKeys, UpdateOutcome } from './update-stager';
 import { ascendingKeys } from './chunk-merge';
 import { CheckedIterate, checkGetKeys, checkIterate, checkScan, IterateInput, ScanInput } from './read-validation';
+import { StoreClock } from './store-clock';
 import { CheckedModification, checkDuplicates, checkModifications, checkSegmentId, ModificationInput } from './validation';
 
 /** An Update as callers may send it (proto defaults apply to omitted fields). */
@@ -65,10 +66,9 @@ function isLocked(err: unknown): boolean {
 }
 
 /**
- * The caps of the Gets of one answer (see GetResponse in segmentstore.proto): any number of entries
- * within MAX_GET_ANSWER_BYTES of keys and values (and within what `pool` has left: an ExecuteStream's
- * answers share one), the first always (so every answer makes progress). An entry refused ends its
- * Get's answer at the keys before it.
+ * The caps of the Gets of one answer (see GetResponse in segmentstore.proto): any number of entries within MAX_GET_ANSWER_BYTES
+ * of keys and values (and within what `pool` has left: an ExecuteStream's answers share one), the first always (so every
+ * answer makes progress). An entry refused ends its Get's answer at the keys before it.
  */
 export function getAnswerCaps(pool?: BytePool): PageCaps {
   return new PageCaps(Infinity, MAX_GET_ANSWER_BYTES, pool);
@@ -84,16 +84,18 @@ export class SegmentEngine {
   private readonly families: FamilyStore;
   private readonly points: PointReader;
   private readonly ctx: StageContext;
-  private readonly clock: () => number;
+  /** The store's clock for expiry, which never goes back (store-clock.ts). */
+  private readonly storeClock: StoreClock;
   private closed: Promise<void> = Promise.resolve();
 
   private constructor(readonly location: string, private readonly db: ClassicLevel<Buffer, Buffer>, options: SegmentEngineOptions) {
-    this.clock = options.clock ?? Date.now;
+    this.storeClock = new StoreClock(options.clock ?? Date.now);
+    const clock = this.storeClock.now;
     this.committer = new GroupCommitter(db, this.overlay, options.maxFlushOps, options.maxHoldMs);
     this.catalog = new SegmentCatalog(db);
-    this.ctx = { db, overlay: this.overlay, committer: this.committer, clock: this.clock };
+    this.ctx = { db, overlay: this.overlay, committer: this.committer, clock };
     this.families = new FamilyStore(this.ctx, options.chunkCacheBytes, options.directoryCacheBytes);
-    this.points = new PointReader(db, this.overlay, this.families, this.clock);
+    this.points = new PointReader(db, this.overlay, this.families, clock);
     this.committer.onCommitted = (entries) => this.families.committed(entries);
     this.committer.onFailure = (err) => {
       this.families.invalidate();
@@ -102,7 +104,7 @@ export class SegmentEngine {
       options.onStorageFailure?.(err);
     };
     const onError = options.onBackgroundError ?? (() => undefined);
-    this.sweeper = new ExpirySweeper(db, this.overlay, this.committer, this.clock, options.expirySweepBatchSize ?? 1000, (err) => onError(err, 'expiry sweep'), (segmentId, family, items) => this.expireInFamily(segmentId, family, items));
+    this.sweeper = new ExpirySweeper(db, this.overlay, this.committer, this.storeClock, options.expirySweepBatchSize ?? 1000, (err) => onError(err, 'expiry sweep'), (segmentId, family, items) => this.expireInFamily(segmentId, family, items));
   }
 
   /**
@@ -111,11 +113,8 @@ export class SegmentEngine {
    * @throws StorageLockedError when another process has the database open.
    */
   static async open(location: string, options: SegmentEngineOptions = {}): Promise<SegmentEngine> {
-    const db = new ClassicLevel<Buffer, Buffer>(location, {
-      keyEncoding: 'buffer',
-      valueEncoding: 'buffer',
-      writeBufferSize: options.writeBufferBytes ?? DEFAULT_WRITE_BUFFER_BYTES,
-    });
+    const writeBufferSize = options.writeBufferBytes ?? DEFAULT_WRITE_BUFFER_BYTES;
+    const db = new ClassicLevel<Buffer, Buffer>(location, { keyEncoding: 'buffer', valueEncoding: 'buffer', writeBufferSize });
     try {
       await db.open();
     } catch (err) {
@@ -125,6 +124,7 @@ export class SegmentEngine {
     const engine = new SegmentEngine(location, db, options);
     try {
       await checkFormat(db, location);
+      await engine.storeClock.restore(db);
       await engine.catalog.load();
     } catch (err) {
       await db.close();
@@ -156,6 +156,7 @@ export class SegmentEngine {
       await this.sweeper.stop();
       await Promise.all(this.catalog.all().map((seg) => seg.stagingTail));
       await this.committer.drain();
+      await this.storeClock.save(this.db, true).catch(() => undefined);
       await this.catalog.idle();
       await this.db.close();
       this.stateName = 'closed';
@@ -182,7 +183,7 @@ export class SegmentEngine {
   /** Creates a segment; false when it existed. `table` is informational ("scope/table#partition"). */
   async createSegment(segmentId: string, table = ''): Promise<boolean> {
     this.assertOpen();
-    return this.catalog.create(checkSegmentId(segmentId), table, this.clock());
+    return this.catalog.create(checkSegmentId(segmentId), table, this.storeClock.now());
   }
 
   /** Deletes a segment and all its data; false when it did not exist. Its sequence is kept. */
@@ -210,7 +211,7 @@ export class SegmentEngine {
 
   private async infoOf(seg: SegmentState): Promise<SegmentInfo> {
     await seg.lastBatch?.done.catch(() => undefined);
-    const { count, bytes } = await countSegment(this.db, seg.dataPrefix, this.clock());
+    const { count, bytes } = await countSegment(this.db, seg.dataPrefix, this.storeClock.now());
     return { segmentId: seg.id, entryCount: String(count), bytes: String(bytes), lastSequence: String(seg.lastSequence), table: seg.record.table };
   }
 
@@ -369,8 +370,8 @@ export class SegmentEngine {
     if (seg.stagingTail) await seg.stagingTail;
     // Staged writes of this segment become visible to the snapshot once their batch is on disk.
     await seg.lastBatch?.done.catch(() => undefined);
-    if (checked.family === '') return readPage(this.db, seg.dataPrefix, checked, this.clock());
-    return readFamilyPage(this.db, seg.dataPrefix, checked, this.clock(), sinkFor(checked));
+    if (checked.family === '') return readPage(this.db, seg.dataPrefix, checked, this.storeClock.now());
+    return readFamilyPage(this.db, seg.dataPrefix, checked, this.storeClock.now(), sinkFor(checked));
   }
 
   /**
@@ -382,7 +383,7 @@ export class SegmentEngine {
     const checked = checkScan(req);
     if (seg.stagingTail) await seg.stagingTail;
     await seg.lastBatch?.done.catch(() => undefined);
-    return readScanPage(this.db, seg.dataPrefix, checked, this.clock());
+    return readScanPage(this.db, seg.dataPrefix, checked, this.storeClock.now());
   }
 
   /** Runs the expiry sweeper now (tests); resolves the number of entries removed. */

@@ -121,6 +121,37 @@ describe('SegmentEngine', () => {
     expect(got.entries[0].value.toString()).toBe('kept');
   });
 
+  it('never lets an expired entry come back when the wall clock steps back, not even across a reopen', async () => {
+    const dir = tempDir();
+    cleanup.push(dir.dispose);
+    const location = path.join(dir.path, 'db');
+    let wall = 1_000_000;
+    const read = async (e: SegmentEngine, segmentId: string, key: string) => {
+        const [entry] = (await e.get({ segmentId, keys: [{ family: '', key: Buffer.from(key) }] })).entries;
+        return entry.found ? Buffer.from(entry.value).toString() : null;
+      };
+    const first = await SegmentEngine.open(location, { clock: () => wall, expirySweepIntervalMs: 0 });
+    await first.createSegment('1');
+    // 'x' expires at 1,001,000, 'y' at 1,002,000.
+    await first.update({ segmentId: '1', modifications: [{ family: '', key: Buffer.from('x'), value: Buffer.from('v'), ttlMs: '1000' }] });
+    await first.update({ segmentId: '1', modifications: [{ family: '', key: Buffer.from('y'), value: Buffer.from('v'), ttlMs: '2000' }] });
+    wall += 1500;
+    expect(await read(first, '1', 'x')).toBeNull();
+    expect(await read(first, '1', 'y')).toBe('v');
+    // NTP steps the clock back a minute: what was expired stays expired, and time stands still for
+    // expiry until the wall clock is back where it was.
+    wall -= 60_000;
+    expect(await read(first, '1', 'x')).toBeNull();
+    expect(await read(first, '1', 'y')).toBe('v');
+    await first.close();
+    // Restarted while the clock is still behind: the store remembers how far its clock had gone.
+    const again = await open(location, () => wall);
+    expect(await read(again, '1', 'x')).toBeNull();
+    expect(await read(again, '1', 'y')).toBe('v');
+    wall += 60_000 + 500;
+    expect(await read(again, '1', 'y')).toBeNull();
+  });
+
   it('group-commits concurrent updates into few flushes', async () => {
     const dir = tempDir();
     cleanup.push(dir.dispose);
