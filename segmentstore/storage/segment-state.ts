@@ -42,7 +42,7 @@ export const DEFAULT_WRITE_BUFFER_BYTES = 64 * 1024 * 1024;
 
 /** Options of {@link SegmentEngine.open}. */
 export interface SegmentEngineOptions {
-  /** The store's clock for expiry, ms since the epoch. @default Date.now */
+  /** The wall clock (ms since the epoch) that the store's expiry clock follows, never going back (store-clock.ts). @default Date.now */
   clock?: () => number;
   /** How often the background sweeper removes expired entries; 0 = never. @default 1000 */
   expirySweepIntervalMs?: number;

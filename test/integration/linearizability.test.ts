@@ -21,6 +21,7 @@
  * failure and in the summary line.
  */
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyValueTableFactory, KeyValueTableManager, Serializers } from '../../client';
@@ -94,10 +95,13 @@ describe('linearizability of the client operations under crashes', () => {
 
       const driftMs = Math.abs(clockGap() - gapBefore);
       const check = checkKvHistory(recorder.ops, { ttlSlackMs: TTL_SLACK_MS + driftMs });
-      for (const problem of [
+      const found = [
         ...check.conflicts,
         ...check.groups.filter((g) => g.verdict !== 'linearizable').map((g) => g.report ?? `${g.group}: the search gave up after ${g.states} states`),
-      ]) problems.push(`${where}: ${problem}`);
+      ];
+      // The whole history stays for a second look (checkKvHistory on the file's operations).
+      if (found.length > 0) problems.push(`${where}: history of the round in ${keepHistory(recorder, seed)}`);
+      for (const problem of found) problems.push(`${where}: ${problem}`);
       const counts = recorder.counts;
       // The workload really did contend and really met faults (a round without them checks little).
       expect(counts.acknowledged, where).toBeGreaterThan(200);
@@ -173,6 +177,13 @@ describe('linearizability of a condition checked against a write that a crash ta
     }
   });
 });
+
+/** Writes a round's history (its operations, as JSON) to a file that outlives the test; returns its path. */
+function keepHistory(recorder: HistoryRecorder, seed: number): string {
+  const file = path.join(os.tmpdir(), `kvt-linearizability-${seed}-${Date.now()}.json`);
+  fs.writeFileSync(file, JSON.stringify(recorder.ops));
+  return file;
+}
 
 /** Creates table `name` and picks its families and family-less keys: FAMILIES_PER_STORE and SOLO_KEYS_PER_STORE on each store. */
 async function prepareTable(cluster: TestCluster, name: string): Promise<WorkloadKeys> {
