@@ -31,7 +31,7 @@ import type { MetadataStore } from '../metadata/metadata-store';
  * Added to a refused registration's wait: the store's timer and this clock may differ by a
  * millisecond, and an attempt that comes a moment too early is refused again.
  */
-const RETRY_MARGIN_MS = 20;
+export const RETRY_MARGIN_MS = 20;
 
 /** What the registry needs to know of the controller's config. */
 export interface StoreRegistryOptions {

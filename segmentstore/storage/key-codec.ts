@@ -2,6 +2,7 @@
  * Storage layout of the segment engine in its one LevelDB. Every key starts with a namespace byte:
  *
  * - `m` → storage format of the database (decimal, see STORAGE_FORMAT in storage-format.ts)
+ * - `m | 'c'` → the highest time the store's expiry clock has given (ms u64 BE, see store-clock.ts)
  * - `m | segmentId(8 BE) | 'R'` → segment record (JSON: table, state, createdAtMs)
  * - `m | segmentId(8 BE) | 'S'` → last sequence handed out (u64 BE); kept after a delete so a
  *   re-created segment never reuses a version

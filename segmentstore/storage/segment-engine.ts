@@ -66,9 +66,10 @@ function isLocked(err: unknown): boolean {
 }
 
 /**
- * The caps of the Gets of one answer (see GetResponse in segmentstore.proto): any number of entries within MAX_GET_ANSWER_BYTES
- * of keys and values (and within what `pool` has left: an ExecuteStream's answers share one), the first always (so every
- * answer makes progress). An entry refused ends its Get's answer at the keys before it.
+ * The caps of the Gets of one answer (see GetResponse in segmentstore.proto): any number of entries
+ * within MAX_GET_ANSWER_BYTES of keys and values (and within what `pool` has left: an ExecuteStream's
+ * answers share one), the first always (so every answer makes progress). An entry refused ends its
+ * Get's answer at the keys before it.
  */
 export function getAnswerCaps(pool?: BytePool): PageCaps {
   return new PageCaps(Infinity, MAX_GET_ANSWER_BYTES, pool);

@@ -7,12 +7,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { RETRY_MARGIN_MS } from '../../controller/service/store-registry';
 import type { ListSegmentStoresResponse, Routing, TableInfo } from '../../proto/messages';
 import { freePort, KvtProcess, startController, startSegmentStore, tempDir } from '../harness/process';
 import { controllerClient, waitFor } from './controller-helpers';
-
-/** What the controller adds to a refused store's wait, for clocks that differ by a millisecond (store-registry.ts). */
-const RETRY_MARGIN_MS = 20;
 
 const count = (p: KvtProcess, msg: string) => p.logs.filter((l) => l.msg === msg).length;
 
