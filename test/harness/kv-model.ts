@@ -234,10 +234,13 @@ export function kvModel(facts: VersionFacts): Model<KvState, KvOp> {
     },
     // A put of one key whose value nobody saw: only a failed condition can depend on it (a read would
     // have to see its value; a later write either overwrites it or, conditional, could not succeed).
-    // Not one with a TTL: its expiry can leave the key absent, which a read may need.
+    // Not one with a TTL: its expiry can leave the key absent, which a read may need. Nor one
+    // conditional on a version: the value it needs can expire before the condition that depends on
+    // the put comes, and then the put could no longer be placed there.
     deferrable(op) {
       if (op.f !== 'update' || op.mods.length !== 1) return false;
       const m = op.mods[0];
+      if (m.type === 'put' && m.version !== undefined && m.version !== 'NOT_EXISTS') return false;
       return (m.type === 'put' || m.type === 'insert') && m.ttlMs === undefined && facts.versionOf(m.value) === undefined;
     },
     key(state) {
