@@ -8,7 +8,7 @@ import { helpText, OptionSpec, parseOptions, UsageError } from '../proto/runtime
 import { checkTlsFlags } from '../proto/runtime/tls';
 import type { LogLevel } from '../proto/runtime/log';
 import { DEFAULT_MAX_IN_FLIGHT_MB } from './service/in-flight-budget';
-import { DEFAULT_CHUNK_CACHE_BYTES, DEFAULT_WRITE_BUFFER_BYTES } from './storage/segment-state';
+import { DEFAULT_CHUNK_CACHE_BYTES, DEFAULT_LOG_APPLY_MS, DEFAULT_LOG_BYTES, DEFAULT_WRITE_BUFFER_BYTES } from './storage/segment-state';
 
 /** Effective configuration of one segment-store process. */
 export interface SegmentStoreConfig {
@@ -30,6 +30,10 @@ export interface SegmentStoreConfig {
   chunkCacheMb: number;
   /** MiB LevelDB buffers in memory before writing a table file (its memtable). @default 64 */
   writeBufferMb: number;
+  /** Largest MiB of the durable log that flushes are written to before LevelDB gets them; 0 = no log (each flush a synced LevelDB write). @default 256 */
+  durableLogMb: number;
+  /** Longest ms a durable write waits before it is applied to LevelDB. @default 1000 */
+  durableLogApplyMs: number;
   /** MiB of data requests held at once, store-wide; past it requests are refused OVERLOADED (see InFlightBudget). @default 256 */
   maxInFlightMb: number;
   /** First retry delay of registration while the controller is unreachable. @default 200 */
@@ -58,6 +62,8 @@ export function defaultSegmentStoreConfig(): SegmentStoreConfig {
     expirySweepIntervalMs: 1000,
     chunkCacheMb: DEFAULT_CHUNK_CACHE_BYTES / (1024 * 1024),
     writeBufferMb: DEFAULT_WRITE_BUFFER_BYTES / (1024 * 1024),
+    durableLogMb: DEFAULT_LOG_BYTES / (1024 * 1024),
+    durableLogApplyMs: DEFAULT_LOG_APPLY_MS,
     maxInFlightMb: DEFAULT_MAX_IN_FLIGHT_MB,
     registerRetryMinMs: 200,
     registerRetryMaxMs: 5000,
@@ -77,6 +83,8 @@ export const SEGMENT_STORE_OPTIONS: readonly OptionSpec[] = [
   { flag: 'expiry-sweep-interval-ms', env: 'EXPIRY_SWEEP_INTERVAL_MS', kind: 'int', default: d.expirySweepIntervalMs, min: 0, max: 86_400_000, description: 'how often expired entries are removed (0 = never)' },
   { flag: 'chunk-cache-mb', env: 'CHUNK_CACHE_MB', kind: 'int', default: d.chunkCacheMb, min: 0, max: 1_048_576, description: 'MiB of recently written key-family chunks kept in memory' },
   { flag: 'write-buffer-mb', env: 'WRITE_BUFFER_MB', kind: 'int', default: d.writeBufferMb, min: 1, max: 1024, description: 'MiB LevelDB buffers in memory (its memtable) before writing a table file' },
+  { flag: 'durable-log-mb', env: 'DURABLE_LOG_MB', kind: 'int', default: d.durableLogMb, min: 0, max: 65_536, description: 'largest MiB of the durable log flushes are written to before LevelDB gets them (0 = none: each flush is a synced LevelDB write)' },
+  { flag: 'durable-log-apply-ms', env: 'DURABLE_LOG_APPLY_MS', kind: 'int', default: d.durableLogApplyMs, min: 1, max: 60_000, description: 'longest ms a logged write waits before it is applied to LevelDB' },
   { flag: 'max-in-flight-mb', env: 'MAX_IN_FLIGHT_MB', kind: 'int', default: d.maxInFlightMb, min: 1, max: 1_048_576, description: 'MiB of data requests held at once; past it requests are refused OVERLOADED (clients retry)' },
   { flag: 'register-retry-min-ms', env: 'REGISTER_RETRY_MIN_MS', kind: 'int', default: d.registerRetryMinMs, min: 10, max: 60_000, description: 'first delay between registration attempts' },
   { flag: 'register-retry-max-ms', env: 'REGISTER_RETRY_MAX_MS', kind: 'int', default: d.registerRetryMaxMs, min: 10, max: 600_000, description: 'largest delay between registration attempts (a controller refusal that names when to retry is waited out)' },
@@ -121,6 +129,8 @@ export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv 
     expirySweepIntervalMs: Number(o['expiry-sweep-interval-ms']),
     chunkCacheMb: Number(o['chunk-cache-mb']),
     writeBufferMb: Number(o['write-buffer-mb']),
+    durableLogMb: Number(o['durable-log-mb']),
+    durableLogApplyMs: Number(o['durable-log-apply-ms']),
     maxInFlightMb: Number(o['max-in-flight-mb']),
     registerRetryMinMs: Number(o['register-retry-min-ms']),
     registerRetryMaxMs: Number(o['register-retry-max-ms']),

@@ -183,6 +183,8 @@ export class SegmentStoreServer {
         expirySweepIntervalMs: this.config.expirySweepIntervalMs,
         chunkCacheBytes: this.config.chunkCacheMb * 1024 * 1024,
         writeBufferBytes: this.config.writeBufferMb * 1024 * 1024,
+        logBytes: this.config.durableLogMb * 1024 * 1024,
+        logApplyMs: this.config.durableLogApplyMs,
         onBackgroundError: (err, task) => this.log.error('background task failed', { task, err }),
         onStorageFailure: (err) => {
           this.log.error('storage write failed: refusing every call; restart the segment store to recover', { err });

@@ -38,7 +38,7 @@ import { MAX_ITERATOR_PAGE_BYTES, MAX_ITERATOR_PAGE_ITEMS, MAX_MESSAGE_BYTES } f
 import type { ExecuteRequest, ExecuteResponse, IterateRequest, IterateResponse } from '../../proto/messages';
 import { bidiStreaming, invalidArgument, KvtFault, MalformedRequest, toServiceError, wireErrorOf } from '../../proto/runtime/status';
 import { BytePool, PageCaps } from '../storage/page-sink';
-import { getAnswerCaps } from '../storage/segment-engine';
+import { getAnswerCaps } from '../storage/page-sink';
 import { InFlightBudget } from './in-flight-budget';
 import { encodeExecuteStreamResponse, MalformedStreamMessage, StreamResponseMessage } from './wire-codec';
 

@@ -25,7 +25,8 @@ import type {
 import { segmentStoreService } from '../../proto/load';
 import type { Logger } from '../../proto/runtime/log';
 import { invalidArgument, unary, wireErrorOf } from '../../proto/runtime/status';
-import { getAnswerCaps, SegmentEngine } from '../storage/segment-engine';
+import { getAnswerCaps } from '../storage/page-sink';
+import { SegmentEngine } from '../storage/segment-engine';
 import type { UpdateOutcome } from '../storage/update-stager';
 import { ExecuteStreams } from './execute-stream';
 import { BOUNDED_METHODS, bounded, holdingAnswers, notingSizes } from './bounded-calls';

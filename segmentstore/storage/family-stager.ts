@@ -158,7 +158,8 @@ export class FamilyStager {
   /**
    * Ends staging an update whose chunks are in `batch`: it weighs its modifications (not the few
    * chunk records that carry them; `weightBefore` is the batch's weight before the chunks), and the
-   * directory stays pinned until the batch settles.
+   * directory stays pinned until LevelDB holds the batch (or never will): until then a directory
+   * loaded from LevelDB would miss its chunks.
    */
   private finish(batch: CommitBatch, dir: FamilyDirectory, mods: readonly CheckedModification[], firstSequence: number, weightBefore: number): StagedUpdate {
     batch.weight = Math.max(batch.weight, weightBefore + mods.length);
@@ -166,16 +167,16 @@ export class FamilyStager {
     const settle = (): void => {
       dir.pending--;
     };
-    batch.done.then(settle, settle);
+    batch.applied.then(settle, settle);
     this.ctx.committer.staged();
     return { batch, firstSequence, mods };
   }
 
   /** Stages one chunk record (null: its removal) into `batch` and the overlay. */
   private stageChunk(batch: CommitBatch, key: Buffer, value: Buffer | null): void {
-    const entry: OverlayEntry = { id: key.toString('latin1'), storageKey: key, sequence: 0, expiresAt: 0, value };
-    if (value === null) batch.del(key);
-    else batch.put(key, value);
+    const entry: OverlayEntry = { id: key.toString('latin1'), storageKey: key, sequence: 0, expiresAt: 0, value, batch };
+    if (value === null) batch.del(key, entry.id);
+    else batch.put(key, value, entry.id);
     this.ctx.overlay.set(entry);
     batch.entries.push(entry);
   }

@@ -37,6 +37,9 @@ export function isChunkKey(key: Buffer): boolean {
   return key[0] === NS_DATA && key[9] === DATA_FAMILY;
 }
 
+/** The batch of a staged write that a reader must wait for (see OverlayEntry.batch). */
+export type StagedBatch = NonNullable<OverlayEntry['batch']>;
+
 /** One stored entry found by a point read. */
 export interface FoundEntry {
   value: Buffer;
@@ -282,28 +285,34 @@ export class FamilyStore {
 
   /**
    * Point read of one key of a keyed family. Answers from memory when the chunk is staged or cached
-   * (`staged` tells the caller to wait for the segment's newest batch before answering), else reads
-   * the chunk holding the key from one LevelDB snapshot.
+   * (`staged`, when set, is the batch the caller waits for before answering: that write is not durable
+   * yet), else reads the chunk holding the key from one LevelDB snapshot.
    */
-  async read(seg: SegmentState, family: string, key: Buffer, now: number): Promise<{ entry: FoundEntry | undefined; staged: boolean }> {
+  async read(seg: SegmentState, family: string, key: Buffer, now: number): Promise<{ entry: FoundEntry | undefined; staged: StagedBatch | undefined }> {
     const prefix = familyPrefix(seg.dataPrefix, family);
     const dir = this.cachedDirectory(seg, prefix.toString('latin1'), false);
     if (dir) {
       const c = dir.floor(key.toString('latin1'));
       if (c < 0) {
-        if (dir.pending > 0) return { entry: undefined, staged: true };
+        // No chunk left: the writes that emptied the family are staged (batches flush in order, so
+        // the segment's newest batch being durable covers them).
+        if (dir.pending > 0) return { entry: undefined, staged: notDurable(seg.lastBatch) };
       } else {
         const id = this.chunkId(dir, c);
         const staged = this.ctx.overlay.get(id);
-        if (staged && dir.pending > 0) return { entry: findIn(staged.value, key, now), staged: true };
+        if (staged && dir.pending > 0) return { entry: findIn(staged.value, key, now), staged: notDurable(staged.batch) };
         const cached = dir.pending === 0 ? this.chunks.peek(id) : undefined;
-        if (cached) return { entry: findIn(cached, key, now), staged: false };
+        if (cached) return { entry: findIn(cached, key, now), staged: undefined };
       }
     }
     const storageKey = Buffer.concat([prefix, key]);
     const found = await this.ctx.db.iterator({ gte: prefix, lte: storageKey, reverse: true, limit: 1, keyEncoding: 'buffer', valueEncoding: 'buffer' }).all();
-    return { entry: found.length > 0 ? findIn(found[0][1], key, now) : undefined, staged: false };
+    return { entry: found.length > 0 ? findIn(found[0][1], key, now) : undefined, staged: undefined };
   }
+}
+
+function notDurable(batch: StagedBatch | undefined): StagedBatch | undefined {
+  return batch && !batch.durable ? batch : undefined;
 }
 
 function findIn(record: Buffer | null, key: Buffer, now: number): FoundEntry | undefined {

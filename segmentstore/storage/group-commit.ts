@@ -1,60 +1,99 @@
 /**
- * Group commit: every write staged while a flush runs goes into the next single LevelDB batch, which
- * is written with `sync: true`; callers are acknowledged only once that batch's fsync completed.
+ * Group commit: every write staged while a flush runs goes into the next flush, which is made
+ * durable in one write (a record of the durable log, or without one a LevelDB batch written with
+ * `sync: true`; see log-applier.ts); callers are acknowledged only once that write completed.
  * A failed flush rejects everything in it and everything queued behind it (those updates were staged
  * on top of its state), rolls their entries out of the overlay and tells the engine (`onFailure`).
  * It is also the last write: the committer is fail-stop. Why: LevelDB stops itself only when the
  * fsync fails; when appending the log record fails it carries on, with its log possibly ending in a
  * torn record behind which recovery can drop later records — acknowledged ones. Only a restart
- * (LevelDB recovers its log) makes writing safe again, as etcd does by exiting on a failed WAL write.
+ * (recovery reads the logs) makes writing safe again, as etcd does by exiting on a failed WAL write.
+ * A durable write leaves the overlay only once LevelDB holds it too (`onApplied`).
  */
-import type { ClassicLevel } from 'classic-level';
+import type { LogApplier } from './log-applier';
+import { LOG_OP_OVERHEAD } from './log-applier';
 import { Overlay, OverlayEntry } from './overlay';
 
-type Chain = ReturnType<ClassicLevel<Buffer, Buffer>['batch']>;
-
 /**
- * The updates acknowledged together. Operations go straight into a LevelDB chained batch (measured ~5x
- * cheaper per operation than `db.batch(array)`, and no op objects to allocate), the one chain shared
- * by every batch waiting in the committer's queue. `done` settles once they are durable (or failed).
+ * The updates acknowledged together. Their writes are kept in order (keys, values; a null value is a
+ * delete) for the flush's one durable write. `done` settles once they are durable (or failed),
+ * `applied` once LevelDB holds them (or never will).
  */
 export class CommitBatch {
-  /** Number of LevelDB operations staged. */
+  /** Number of writes staged. */
   ops = 0;
   /**
    * Modifications staged: what closes a batch (see maxFlushOps). One chunk record can carry a
-   * whole update of a keyed family, so LevelDB operations undercount the work.
+   * whole update of a keyed family, so writes undercount the work.
    */
   weight = 0;
+  /** Bytes the writes take in a log record. */
+  bytes = 0;
+  readonly keys: Buffer[] = [];
+  readonly values: (Buffer | null)[] = [];
+  /** The latin1 form of each key where the stager had it (the applier keys its map by it). */
+  readonly ids: (string | undefined)[] = [];
   readonly entries: OverlayEntry[] = [];
   /** Called just before the write, to add ops that depend on everything staged (sequence records). */
   readonly beforeWrite: Array<(batch: CommitBatch) => void> = [];
   readonly done: Promise<void>;
-  resolve!: () => void;
-  reject!: (err: unknown) => void;
+  readonly applied: Promise<void>;
+  /** Set once `done` resolved: the writes are durable. */
+  durable = false;
+  /** Set once `applied` resolved: LevelDB holds the writes. */
+  isApplied = false;
+  private settleDone!: [() => void, (err: unknown) => void];
+  private settleApplied!: [() => void, (err: unknown) => void];
 
-  /** @param chain the chain this batch's operations join; none for a batch that never stages any. */
-  constructor(private readonly chain?: Chain) {
-    this.done = new Promise<void>((resolve, reject) => {
-      this.resolve = resolve;
-      this.reject = reject;
-    });
-    // Unobserved failures are reported to the callers that await `done`; never crash the process.
+  constructor() {
+    this.done = new Promise<void>((resolve, reject) => (this.settleDone = [resolve, reject]));
+    this.applied = new Promise<void>((resolve, reject) => (this.settleApplied = [resolve, reject]));
+    // Unobserved failures are reported to the callers that await them; never crash the process.
     this.done.catch(() => undefined);
+    this.applied.catch(() => undefined);
   }
 
-  /** Stages a put. */
-  put(key: Buffer, value: Buffer): void {
-    this.chain!.put(key, value);
+  /** Stages a put; `id` is the key's latin1 form, if at hand. */
+  put(key: Buffer, value: Buffer, id?: string): void {
+    this.keys.push(key);
+    this.values.push(value);
+    this.ids.push(id);
+    this.bytes += LOG_OP_OVERHEAD + key.length + value.length;
     this.ops++;
     this.weight++;
   }
 
-  /** Stages a delete. */
-  del(key: Buffer): void {
-    this.chain!.del(key);
+  /** Stages a delete; `id` is the key's latin1 form, if at hand. */
+  del(key: Buffer, id?: string): void {
+    this.keys.push(key);
+    this.values.push(null);
+    this.ids.push(id);
+    this.bytes += LOG_OP_OVERHEAD + key.length;
     this.ops++;
     this.weight++;
+  }
+
+  /** The writes are durable: acknowledge. */
+  resolve(): void {
+    this.durable = true;
+    this.settleDone[0]();
+  }
+
+  /** The durable write failed: nothing of the batch was written. */
+  reject(err: unknown): void {
+    this.settleDone[1](err);
+    this.settleApplied[1](err);
+  }
+
+  /** LevelDB holds the writes. */
+  resolveApplied(): void {
+    this.isApplied = true;
+    this.settleApplied[0]();
+  }
+
+  /** LevelDB will not get the writes from this process (they stay in the log for a restart). */
+  refuseApply(err: unknown): void {
+    this.settleApplied[1](err);
   }
 }
 
@@ -68,28 +107,27 @@ export interface GroupCommitStats {
 }
 
 /**
- * The single writer of the engine's LevelDB. A flush writes every batch queued at that moment in ONE
- * LevelDB write (they share one chain): the fixed cost of a synced write (log record, fsync, wake-up)
- * dominates, so while one write runs, whatever was staged meanwhile is written next in one go,
- * the way LevelDB itself groups concurrent writers.
+ * The single writer of the engine. A flush makes every batch queued at that moment durable in ONE
+ * write: the fixed cost of a durable write (fsync, wake-ups) dominates, so while one write runs,
+ * whatever was staged meanwhile is written next in one go, the way LevelDB itself groups concurrent
+ * writers.
  */
 export class GroupCommitter {
   /** Batches waiting to be written, oldest first; only the last one still takes new updates. */
   private readonly queue: CommitBatch[] = [];
-  /** The chain every queued batch stages into; undefined while the queue is empty. */
-  private chain: Chain | undefined;
   private flushing: Promise<void> | undefined;
   private scheduled = false;
   private holdTimer: NodeJS.Timeout | undefined;
   private holds = 0;
   readonly stats: GroupCommitStats = { flushes: 0, ops: 0 };
-  /** Called with the overlay entries of every durable batch, before they leave the overlay. */
+  /** Called with the overlay entries of every batch LevelDB holds, before they leave the overlay. */
   onCommitted: (entries: readonly OverlayEntry[]) => void = () => undefined;
   /** Called once, after the failed flush has rejected everything staged. */
   onFailure: (err: unknown) => void = () => undefined;
   private failed: { err: unknown } | undefined;
 
   /**
+   * @param writer makes a flush durable and later puts it into LevelDB (log-applier.ts)
    * @param maxFlushOps a batch holding this many operations takes no further updates (one update is
    * never split), so callers are acknowledged in moderate groups. Why: if every caller waits on the
    * same batch they all restart together and the disk idles while they stage; closed batches let the
@@ -97,7 +135,7 @@ export class GroupCommitter {
    * @param maxHoldMs longest a hold delays a flush.
    */
   constructor(
-    private readonly db: ClassicLevel<Buffer, Buffer>,
+    private readonly writer: LogApplier,
     private readonly overlay: Overlay,
     private readonly maxFlushOps = 128,
     private readonly maxHoldMs = DEFAULT_MAX_HOLD_MS,
@@ -113,7 +151,7 @@ export class GroupCommitter {
     let last = this.queue[this.queue.length - 1];
     // While held (one Execute), everything joins one batch whatever its size.
     if (!last || (last.weight >= this.maxFlushOps && this.holds === 0)) {
-      last = new CommitBatch((this.chain ??= this.db.batch()));
+      last = new CommitBatch();
       this.queue.push(last);
     }
     return last;
@@ -161,11 +199,31 @@ export class GroupCommitter {
     };
   }
 
-  /** Resolves once everything staged so far is flushed (or failed). */
+  /** Resolves once everything staged so far is durable (or failed). */
   async drain(): Promise<void> {
     while (this.flushing || this.queue.length > 0) {
       if (!this.flushing) this.kick(true);
       await this.flushing?.catch(() => undefined);
+    }
+  }
+
+  /**
+   * Fails the committer from outside a flush (LevelDB could not take writes the log holds): what is
+   * queued is refused and nothing more is written, as after a failed flush.
+   */
+  fail(err: unknown): void {
+    if (this.failed) return;
+    this.failed = { err };
+    this.onFailure(err);
+    if (!this.flushing) void this.refuseQueued(err);
+  }
+
+  /** LevelDB holds `batches` (flushed earlier, in this order): their entries leave the overlay. */
+  applied(batches: readonly CommitBatch[]): void {
+    for (const batch of batches) {
+      this.onCommitted(batch.entries);
+      this.overlay.committed(batch.entries);
+      batch.resolveApplied();
     }
   }
 
@@ -179,25 +237,17 @@ export class GroupCommitter {
       this.staged(); // held: flush when released, or after maxHoldMs at the latest
       return;
     }
-    const group = this.queue.splice(0, this.queue.length);
-    const chain = this.chain!;
-    this.chain = undefined;
-    this.flushing = this.flush(group, chain);
+    this.flushing = this.flush(this.queue.splice(0, this.queue.length));
   }
 
   /** Rejects every queued batch with `err` (after a failed write). */
   private refuseQueued(err: unknown): Promise<void> {
-    const queued = this.queue.splice(0, this.queue.length);
-    const chain = this.chain;
-    this.chain = undefined;
-    return this.refuse(queued, chain, err);
+    return this.refuse(this.queue.splice(0, this.queue.length), err);
   }
 
-  /** Rolls `batches` out of the overlay, closes their chain (if any) and rejects them with `err`. */
-  private async refuse(batches: CommitBatch[], chain: Chain | undefined, err: unknown): Promise<void> {
+  /** Rolls `batches` out of the overlay and rejects them with `err`. */
+  private async refuse(batches: CommitBatch[], err: unknown): Promise<void> {
     for (const batch of batches) this.overlay.rolledBack(batch.entries);
-    // A chained batch closes itself on write, failed or not; close() covers one never written.
-    await chain?.close().catch(() => undefined);
     for (const batch of batches) batch.reject(err);
   }
 
@@ -208,22 +258,26 @@ export class GroupCommitter {
   }
 
   /**
-   * Writes the group's shared chain with `sync: true`, then settles every batch of the group in order.
-   * On success the next write starts before this group is acknowledged: its callers' next updates
-   * then stage while that write runs, instead of everyone staging while the disk idles.
+   * Makes the group durable in one write, then settles every batch of the group in order and hands
+   * the group to the writer to apply. On success the next write starts before this group is
+   * acknowledged: its callers' next updates then stage while that write runs, instead of everyone
+   * staging while the disk idles.
    */
-  private async flush(group: CommitBatch[], chain: Chain): Promise<void> {
+  private async flush(group: CommitBatch[]): Promise<void> {
+    let inLevelDb: boolean;
     try {
+      if (this.failed) throw this.failed.err;
       for (const batch of group) for (const add of batch.beforeWrite) add(batch);
-      await chain.write({ sync: true });
+      inLevelDb = await this.writer.write(group);
     } catch (err) {
-      this.failed = { err };
-      this.onFailure(err);
+      const first = !this.failed;
+      this.failed ??= { err };
+      if (first) this.onFailure(err);
       // (This await also keeps `flushing` from being reset before kick() has assigned it.)
-      await this.refuse(group, chain, err);
+      await this.refuse(group, this.failed.err);
       // Everything queued behind the failed write was checked against (and, for chunks, built on) its
       // state; nothing is written any more anyway.
-      await this.refuseQueued(err);
+      await this.refuseQueued(this.failed.err);
       this.flushing = undefined;
       this.next();
       return;
@@ -233,9 +287,8 @@ export class GroupCommitter {
     this.stats.flushes++;
     for (const batch of group) {
       this.stats.ops += batch.ops;
-      this.onCommitted(batch.entries);
-      this.overlay.committed(batch.entries);
       batch.resolve();
     }
+    this.writer.written(group, inLevelDb);
   }
 }

@@ -2,10 +2,11 @@
  * The in-memory overlay of writes that are staged but possibly not yet visible to a LevelDB read.
  *
  * Why: a conditional check, a range removal and a point read must see every update staged before
- * them, including ones still waiting in the group commit. They read the overlay first and LevelDB
- * second. LevelDB reads are snapshots taken when the read starts, so an overlay entry may only leave
- * the overlay once its batch is on disk AND every read that started before that flush has finished:
- * otherwise a read could miss a write both in its snapshot and in the overlay. Reads register an
+ * them, including ones still waiting in the group commit or, durable in the log, for their apply to
+ * LevelDB. They read the overlay first and LevelDB second. LevelDB reads are snapshots taken when the
+ * read starts, so an overlay entry may only leave the overlay once LevelDB holds it AND every read
+ * that started before that apply has finished: otherwise a read could miss a write both in its
+ * snapshot and in the overlay. Reads register an
  * epoch with {@link Overlay.beginRead}; flushed entries are retired with the flush epoch and dropped
  * when no older read remains. Check-and-stage is synchronous after the read, so two racing
  * conditional updates cannot both pass: the second sees the first in the overlay.
@@ -13,6 +14,8 @@
 
 /** One staged write of one storage key. */
 export interface OverlayEntry {
+  /** The batch that writes it (its `durable` tells whether a reader may see it yet); none = durable. */
+  readonly batch?: { readonly durable: boolean; readonly done: Promise<void> };
   /** `storageKey.toString('latin1')`: the map key. */
   readonly id: string;
   readonly storageKey: Buffer;
@@ -71,7 +74,7 @@ export class Overlay {
     this.release();
   }
 
-  /** The entries of a batch are on disk: retire them. */
+  /** LevelDB holds the entries of a batch: retire them. */
   committed(entries: readonly OverlayEntry[]): void {
     this.epoch++;
     if (this.readers.size === 0 && this.retired.length === 0) {

@@ -9,6 +9,7 @@
  * one output buffer and a few numbers per entry. Both sinks apply the same page caps, and the wire
  * bytes are those the service's `encodeIterateResponse` makes of the object page (tested).
  */
+import { MAX_GET_ANSWER_BYTES } from '../../proto/limits';
 import { varintSize } from '../../proto/wire';
 import { copyRange } from './chunk-codec';
 import type { Page } from './page-reader';
@@ -190,4 +191,14 @@ export class WirePageSink extends CappedSink<Buffer> {
     }
     return size;
   }
+}
+
+/**
+ * The caps of the Gets of one answer (see GetResponse in segmentstore.proto): any number of entries
+ * within MAX_GET_ANSWER_BYTES of keys and values (and within what `pool` has left: an ExecuteStream's
+ * answers share one), the first always (so every answer makes progress). An entry refused ends its
+ * Get's answer at the keys before it.
+ */
+export function getAnswerCaps(pool?: BytePool): PageCaps {
+  return new PageCaps(Infinity, MAX_GET_ANSWER_BYTES, pool);
 }

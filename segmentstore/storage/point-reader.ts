@@ -2,12 +2,13 @@
  * Point reads of many keys (any families) of one segment, in request order, for `SegmentEngine.get`.
  * A key with a staged write answers with that write, but only once its batch is durable: a reader
  * never sees a write that a crash could still take back. If that batch fails, the read starts over.
+ * A write that is durable and not yet applied to LevelDB answers at once from the overlay.
  */
 import type { ClassicLevel } from 'classic-level';
 import { ErrorCodes } from '../../proto/error-codes';
 import type { Entry, GetResponse } from '../../proto/messages';
 import { KvtFault } from '../../proto/runtime/status';
-import type { FamilyStore } from './family-store';
+import type { FamilyStore, StagedBatch } from './family-store';
 import { dataKey, valueBytes, valueExpiresAt, valueSequence } from './key-codec';
 import type { Overlay, OverlayEntry } from './overlay';
 import type { PageCaps } from './page-sink';
@@ -54,14 +55,15 @@ export class PointReader {
     const entries = new Array<Entry>(refs.length);
     const missing: Buffer[] = [];
     const slots: number[] = [];
-    let sawPending = false;
+    // The batches of staged writes seen that are not durable yet: the answer waits for them.
+    const waitFor = new Set<StagedBatch>();
     const familyReads: Promise<void>[] = [];
     for (let i = 0; i < refs.length; i++) {
       const ref = refs[i];
       if (ref.family !== '') {
         // Keyed families are chunked: the chunk holding the key answers (see FamilyStore.read).
         familyReads.push(this.families.read(seg, ref.family, ref.key, now).then(({ entry, staged }) => {
-          if (staged) sawPending = true;
+          if (staged) waitFor.add(staged);
           entries[i] = entry ? foundEntry(ref.key, entry.value, entry.sequence) : notFound(ref.key);
         }));
         continue;
@@ -73,14 +75,13 @@ export class PointReader {
         slots.push(i);
         continue;
       }
-      sawPending = true;
+      if (pending.batch && !pending.batch.durable) waitFor.add(pending.batch);
       entries[i] = stagedEntry(ref.key, pending, now);
     }
     if (familyReads.length > 0) await Promise.all(familyReads);
-    // Batches flush in order, so the segment's newest batch being durable covers every staged write seen.
-    const pendingBatch = sawPending ? seg.lastBatch : undefined;
     if (missing.length > 0) fillStored(entries, refs, slots, await this.db.getMany(missing), now);
-    if (pendingBatch && !(await pendingBatch.done.then(() => true, () => false))) {
+    for (const batch of waitFor) {
+      if (await batch.done.then(() => true, () => false)) continue;
       if (attempt >= 3) throw new KvtFault(ErrorCodes.UNAVAILABLE, 'segment store cannot write to its storage; try again later');
       return this.readKeys(seg, refs, attempt + 1);
     }

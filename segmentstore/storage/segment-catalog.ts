@@ -15,7 +15,14 @@ export class SegmentCatalog {
   private readonly segments = new Map<string, SegmentState>();
   private readonly locks = new Map<string, Promise<unknown>>();
 
-  constructor(private readonly db: ClassicLevel<Buffer, Buffer>) {}
+  /**
+   * @param settled resolves once LevelDB holds every write of a segment staged so far (a deleted
+   *   segment's data is cleared from LevelDB after that, so no later apply brings any of it back)
+   */
+  constructor(
+    private readonly db: ClassicLevel<Buffer, Buffer>,
+    private readonly settled: (seg: SegmentState) => Promise<void>,
+  ) {}
 
   /** Loads every record and finishes interrupted deletions. */
   async load(): Promise<void> {
@@ -64,7 +71,7 @@ export class SegmentCatalog {
       // From here on nothing new is staged for it; wait for what already was.
       seg.deleted = true;
       this.segments.delete(id);
-      await seg.lastBatch?.done.catch(() => undefined);
+      await this.settled(seg);
       await this.erase(seg);
       return true;
     });

@@ -4,29 +4,34 @@
  * Semantics (DESIGN §2): an Update is one atomic batch of PUT / INSERT / REMOVE / REMOVE_RANGE within
  * one key family; its conditions are all checked against the state before the batch, then all of it
  * is applied or none. Versions are (segment id, sequence) with a per-segment u64 sequence that is
- * strictly increasing and persisted in the same LevelDB batch as the data. Conditional checks and
- * reads see every update staged before them, including ones still waiting in the group commit.
- * Updates resolve only once their batch was written with `sync: true`.
+ * strictly increasing and persisted in the same flush as the data. Conditional checks and reads see
+ * every update staged before them, including ones still waiting in the group commit. Updates
+ * resolve only once their flush is durable: a record of the durable log (durable-log.ts), later
+ * applied to LevelDB (log-applier.ts), or without a log a LevelDB batch written with `sync: true`.
+ * Opening replays the log records LevelDB does not hold yet.
  *
- * Lifecycle: `opening → open → closing → closed`; close finishes the flush in progress and closes
- * LevelDB (which closes open iterators). The engine has no gRPC imports and logs nothing.
+ * Lifecycle: `opening → open → closing → closed`; close finishes the flush in progress, applies
+ * everything to LevelDB and closes it (which closes open iterators). The engine has no gRPC imports
+ * and logs nothing.
  */
 import { ClassicLevel } from 'classic-level';
 import { ErrorCodes } from '../../proto/error-codes';
-import { MAX_GET_ANSWER_BYTES, MAX_ITERATOR_PAGE_BYTES } from '../../proto/limits';
+import { MAX_ITERATOR_PAGE_BYTES } from '../../proto/limits';
 import type { GetResponse, IterateResponse, ScanResponse, SegmentInfo } from '../../proto/messages';
 import { errorMessage, KvtFault } from '../../proto/runtime/status';
 import { ExpirySweeper } from './expiry-sweeper';
 import { CommitBatch, GroupCommitter } from './group-commit';
+import type { DurableLog } from './durable-log';
+import { openStorage } from './engine-storage';
+import { LogApplier } from './log-applier';
 import { Overlay } from './overlay';
 import { countSegment, readFamilyPage, readScanPage } from './chunk-reader';
 import { FamilyStore } from './family-store';
 import { readPage } from './page-reader';
-import { BytePool, FamilyPageSink, ObjectPageSink, PageCaps, WirePageSink } from './page-sink';
+import { FamilyPageSink, getAnswerCaps, ObjectPageSink, WirePageSink } from './page-sink';
 import { PointReader } from './point-reader';
 import { SegmentCatalog } from './segment-catalog';
-import { checkFormat } from './storage-format';
-import { DEFAULT_WRITE_BUFFER_BYTES, EngineState, SegmentEngineOptions, SegmentState } from './segment-state';
+import { EngineState, SegmentEngineOptions, SegmentState } from './segment-state';
 import { needsRead, readForUpdate, StageContext, StagedUpdate, stageUpdate, storageKeys, UpdateKeys, UpdateOutcome } from './update-stager';
 import { ascendingKeys } from './chunk-merge';
 import { CheckedIterate, checkGetKeys, checkIterate, checkScan, IterateInput, ScanInput } from './read-validation';
@@ -45,41 +50,19 @@ export interface GetInput {
   keys?: { family?: string; key?: Uint8Array }[];
 }
 
-/** Thrown by {@link SegmentEngine.open} when another process holds the LevelDB lock. */
-export class StorageLockedError extends Error {
-  override readonly name = 'StorageLockedError';
-  readonly code = 'LEVEL_LOCKED';
-  constructor(readonly location: string, options?: { cause?: unknown }) {
-    super(`${location} is in use by another process`, options);
-  }
-}
+export { StorageLockedError } from './engine-storage';
 
-/** The "batch" of an empty update: nothing to write, already durable. */
+/** The "batch" of an empty update: nothing to write, already durable and applied. */
 const NOTHING_TO_COMMIT = new CommitBatch();
 NOTHING_TO_COMMIT.resolve();
-
-function isLocked(err: unknown): boolean {
-  for (let e = err as { code?: string; cause?: unknown } | undefined; e; e = e.cause as typeof e) {
-    if (e.code === 'LEVEL_LOCKED') return true;
-  }
-  return false;
-}
-
-/**
- * The caps of the Gets of one answer (see GetResponse in segmentstore.proto): any number of entries
- * within MAX_GET_ANSWER_BYTES of keys and values (and within what `pool` has left: an ExecuteStream's
- * answers share one), the first always (so every answer makes progress). An entry refused ends its
- * Get's answer at the keys before it.
- */
-export function getAnswerCaps(pool?: BytePool): PageCaps {
-  return new PageCaps(Infinity, MAX_GET_ANSWER_BYTES, pool);
-}
+NOTHING_TO_COMMIT.resolveApplied();
 
 /** Table segments on one LevelDB. Create with {@link SegmentEngine.open}. */
 export class SegmentEngine {
   private stateName: EngineState = 'opening';
   private readonly overlay = new Overlay();
   private readonly committer: GroupCommitter;
+  private readonly applier: LogApplier;
   private readonly sweeper: ExpirySweeper;
   private readonly catalog: SegmentCatalog;
   private readonly families: FamilyStore;
@@ -89,11 +72,18 @@ export class SegmentEngine {
   private readonly storeClock: StoreClock;
   private closed: Promise<void> = Promise.resolve();
 
-  private constructor(readonly location: string, private readonly db: ClassicLevel<Buffer, Buffer>, options: SegmentEngineOptions) {
-    this.storeClock = new StoreClock(options.clock ?? Date.now);
+  private constructor(
+    readonly location: string,
+    private readonly db: ClassicLevel<Buffer, Buffer>,
+    log: DurableLog | undefined,
+    storeClock: StoreClock,
+    options: SegmentEngineOptions,
+  ) {
+    this.storeClock = storeClock;
     const clock = this.storeClock.now;
-    this.committer = new GroupCommitter(db, this.overlay, options.maxFlushOps, options.maxHoldMs);
-    this.catalog = new SegmentCatalog(db);
+    this.applier = new LogApplier(db, log, options, (batches) => this.committer.applied(batches), (err) => this.committer.fail(err));
+    this.committer = new GroupCommitter(this.applier, this.overlay, options.maxFlushOps, options.maxHoldMs);
+    this.catalog = new SegmentCatalog(db, (seg) => this.settled(seg));
     this.ctx = { db, overlay: this.overlay, committer: this.committer, clock };
     this.families = new FamilyStore(this.ctx, options.chunkCacheBytes, options.directoryCacheBytes);
     this.points = new PointReader(db, this.overlay, this.families, clock);
@@ -109,26 +99,17 @@ export class SegmentEngine {
   }
 
   /**
-   * Opens (creating if needed) the LevelDB at `location`, loads the segment records and resumes
-   * interrupted deletions.
+   * Opens (creating if needed) the LevelDB at `location`, replays the durable log into it, loads the
+   * segment records and resumes interrupted deletions.
    * @throws StorageLockedError when another process has the database open.
    */
   static async open(location: string, options: SegmentEngineOptions = {}): Promise<SegmentEngine> {
-    const writeBufferSize = options.writeBufferBytes ?? DEFAULT_WRITE_BUFFER_BYTES;
-    const db = new ClassicLevel<Buffer, Buffer>(location, { keyEncoding: 'buffer', valueEncoding: 'buffer', writeBufferSize });
+    const storage = await openStorage(location, options);
+    const engine = new SegmentEngine(location, storage.db, storage.log, storage.clock, options);
     try {
-      await db.open();
-    } catch (err) {
-      if (isLocked(err)) throw new StorageLockedError(location, { cause: err });
-      throw err;
-    }
-    const engine = new SegmentEngine(location, db, options);
-    try {
-      await checkFormat(db, location);
-      await engine.storeClock.restore(db);
       await engine.catalog.load();
     } catch (err) {
-      await db.close();
+      await storage.close();
       throw err;
     }
     engine.stateName = 'open';
@@ -141,9 +122,25 @@ export class SegmentEngine {
     return this.stateName;
   }
 
-  /** Flush statistics of the group commit. */
-  get commitStats(): { flushes: number; ops: number } {
-    return { ...this.committer.stats };
+  /**
+   * Statistics of the group commit: flushes and the writes in them; applies of logged writes to LevelDB
+   * and the writes in those (the newest of each key only).
+   */
+  get commitStats(): { flushes: number; ops: number; applies: number; appliedOps: number } {
+    return { ...this.committer.stats, applies: this.applier.applies, appliedOps: this.applier.appliedOps };
+  }
+
+  /**
+   * Resolves once LevelDB holds every write of `seg` staged so far (applying it now if needed), for
+   * the reads that go to LevelDB snapshots: iterators, scans, counts. A write whose flush failed was
+   * never acknowledged and is not waited for; if the engine failed meanwhile, the read is refused.
+   */
+  private async settled(seg: SegmentState): Promise<void> {
+    if (seg.stagingTail) await seg.stagingTail;
+    const batch = seg.lastBatch;
+    if (!batch || batch.isApplied) return;
+    await this.applier.applied(batch).catch(() => undefined);
+    if (!batch.isApplied && batch.durable) this.assertOpen();
   }
 
   /**
@@ -157,8 +154,9 @@ export class SegmentEngine {
       await this.sweeper.stop();
       await Promise.all(this.catalog.all().map((seg) => seg.stagingTail));
       await this.committer.drain();
-      await this.storeClock.save(this.db, true).catch(() => undefined);
       await this.catalog.idle();
+      await this.applier.close();
+      await this.storeClock.save(this.db, true).catch(() => undefined);
       await this.db.close();
       this.stateName = 'closed';
     })();
@@ -211,7 +209,7 @@ export class SegmentEngine {
   }
 
   private async infoOf(seg: SegmentState): Promise<SegmentInfo> {
-    await seg.lastBatch?.done.catch(() => undefined);
+    await this.settled(seg);
     const { count, bytes } = await countSegment(this.db, seg.dataPrefix, this.storeClock.now());
     return { segmentId: seg.id, entryCount: String(count), bytes: String(bytes), lastSequence: String(seg.lastSequence), table: seg.record.table };
   }
@@ -368,9 +366,8 @@ export class SegmentEngine {
   private async readIteratePage<P>(req: IterateInput, sinkFor: (checked: CheckedIterate) => FamilyPageSink<P>): Promise<IterateResponse | P> {
     const seg = this.segment(req.segmentId);
     const checked = checkIterate(req);
-    if (seg.stagingTail) await seg.stagingTail;
-    // Staged writes of this segment become visible to the snapshot once their batch is on disk.
-    await seg.lastBatch?.done.catch(() => undefined);
+    // Staged writes of this segment become visible to the snapshot once LevelDB holds them.
+    await this.settled(seg);
     if (checked.family === '') return readPage(this.db, seg.dataPrefix, checked, this.storeClock.now());
     return readFamilyPage(this.db, seg.dataPrefix, checked, this.storeClock.now(), sinkFor(checked));
   }
@@ -382,14 +379,18 @@ export class SegmentEngine {
   async scan(req: ScanInput): Promise<ScanResponse> {
     const seg = this.segment(req.segmentId);
     const checked = checkScan(req);
-    if (seg.stagingTail) await seg.stagingTail;
-    await seg.lastBatch?.done.catch(() => undefined);
+    await this.settled(seg);
     return readScanPage(this.db, seg.dataPrefix, checked, this.storeClock.now());
   }
 
-  /** Runs the expiry sweeper now (tests); resolves the number of entries removed. */
-  sweepExpired(): Promise<number> {
+  /**
+   * Runs the expiry sweeper now over everything written so far (tests); resolves the number of
+   * entries removed. (The background sweeps read the expiry index as applied to LevelDB, so an entry
+   * is reclaimed up to one apply interval later; reads never see it expired or not either way.)
+   */
+  async sweepExpired(): Promise<number> {
     this.assertOpen();
+    await this.applier.apply();
     return this.sweeper.sweep(1_000);
   }
 }

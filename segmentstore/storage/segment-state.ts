@@ -40,6 +40,15 @@ export const DEFAULT_CHUNK_CACHE_BYTES = 64 * 1024 * 1024;
 /** Default LevelDB memtable size (see SegmentEngineOptions.writeBufferBytes for why 64 MiB); the store's `--write-buffer-mb` defaults to it. */
 export const DEFAULT_WRITE_BUFFER_BYTES = 64 * 1024 * 1024;
 
+/**
+ * Default largest size of the durable log file (it starts at 4 MiB and grows only as far as the writes
+ * not yet applied need); the store's `--log-mb` defaults to it.
+ */
+export const DEFAULT_LOG_BYTES = 256 * 1024 * 1024;
+
+/** Default longest time a durable write waits before it is applied to LevelDB; the store's `--log-apply-ms` defaults to it. */
+export const DEFAULT_LOG_APPLY_MS = 1000;
+
 /** Options of {@link SegmentEngine.open}. */
 export interface SegmentEngineOptions {
   /** The wall clock (ms since the epoch) that the store's expiry clock follows, never going back (store-clock.ts). @default Date.now */
@@ -64,7 +73,21 @@ export interface SegmentEngineOptions {
    */
   writeBufferBytes?: number;
   /**
-   * Called once when a LevelDB write fails. The engine then refuses every call (UNAVAILABLE) until it
+   * Largest size of the durable log (durable-log.ts); 0 = no log, every flush is a LevelDB batch
+   * written with `sync: true`. A quarter of it held by writes not yet applied starts an apply.
+   * @default 256 MiB
+   */
+  logBytes?: number;
+  /**
+   * Longest time a durable write waits before it is applied to LevelDB. Why not at once: a busy key
+   * (a family's chunk rewritten by every batch) is then written to LevelDB once per apply, not once
+   * per flush, so LevelDB's memtable, table files and compactions carry a fraction of the versions.
+   * Readers never wait for it: point reads and checks see the writes in memory, and an iterator or
+   * scan applies what it needs first. @default 1000
+   */
+  logApplyMs?: number;
+  /**
+   * Called once when a storage write fails (the log's or LevelDB's). The engine then refuses every call (UNAVAILABLE) until it
    * is closed and opened again, which lets LevelDB recover its log (see group-commit.ts for why).
    */
   onStorageFailure?: (err: unknown) => void;
@@ -73,5 +96,5 @@ export interface SegmentEngineOptions {
 }
 
 /** The engine's lifecycle. */
-/** `failed`: a LevelDB write failed; the engine takes no more calls (close it and reopen to recover). */
+/** `failed`: a storage write failed; the engine takes no more calls (close it and reopen to recover). */
 export type EngineState = 'opening' | 'open' | 'failed' | 'closing' | 'closed';

@@ -198,7 +198,7 @@ export function checkCondition(seg: SegmentState, m: CheckedModification, i: num
 }
 
 function stageEntry(batch: CommitBatch, ctx: StageContext, id: string, storageKey: Buffer, sequence: number, expiresAt: number, value: Buffer | null): void {
-  const entry: OverlayEntry = { id, storageKey, sequence, expiresAt, value };
+  const entry: OverlayEntry = { id, storageKey, sequence, expiresAt, value, batch };
   ctx.overlay.set(entry);
   batch.entries.push(entry);
 }
@@ -214,7 +214,7 @@ function stageRangeRemoval(ctx: StageContext, batch: CommitBatch, seg: SegmentSt
   for (const [id, key] of doomed) {
     const pending = ctx.overlay.get(id);
     if (pending && pending.value === null) continue;
-    batch.del(key);
+    batch.del(key, id);
     stageEntry(batch, ctx, id, key, 0, 0, null);
   }
 }
@@ -249,7 +249,7 @@ export function stageUpdate(ctx: StageContext, seg: SegmentState, mods: readonly
     }
     const key = keys[i]!;
     if (m.type === 'REMOVE') {
-      batch.del(key);
+      batch.del(key, ids[i]);
       stageEntry(batch, ctx, ids[i]!, key, 0, 0, null);
       continue;
     }
@@ -258,7 +258,7 @@ export function stageUpdate(ctx: StageContext, seg: SegmentState, mods: readonly
     const expiresAt = m.ttlMs > 0 ? now + m.ttlMs : 0;
     const stored = values[i]!;
     writeValueHeader(stored, 0, sequence, expiresAt);
-    batch.put(key, stored);
+    batch.put(key, stored, ids[i]);
     if (expiresAt !== 0) batch.put(expiryKey(expiresAt, key), EMPTY);
     stageEntry(batch, ctx, ids[i]!, key, sequence, expiresAt, m.value);
   }

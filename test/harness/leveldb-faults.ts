@@ -1,9 +1,14 @@
 /**
- * Fault injection into LevelDB writes. LevelDB cannot be made to fail on demand (a full disk or an
+ * Fault injection into storage writes. LevelDB cannot be made to fail on demand (a full disk or an
  * I/O error), so the next write of any ClassicLevel in this process is made to fail the way
- * classic-level reports one: its promise rejects and nothing of the batch is written.
+ * classic-level reports one: its promise rejects and nothing of the batch is written. Likewise the
+ * next write to a segment store's durable log (where a flush goes first).
  */
+import * as fs from 'node:fs';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
+import * as path from 'node:path';
 import { ClassicLevel } from 'classic-level';
+import { LOG_FILE } from '../../segmentstore/storage/durable-log';
 
 type BatchFn = (...args: unknown[]) => unknown;
 
@@ -40,4 +45,37 @@ export function failNextChainedWrite(message: string): Disposable & (() => void)
 /** Makes the next `batch(array)` reject with `message`. */
 export function failNextArrayBatch(message: string): Disposable & (() => void) {
   return failNextBatch(message, 'array');
+}
+
+/** True when `fd` is open on a segment store's durable log (Linux: read from /proc). */
+function isDurableLog(fd: number): boolean {
+  try {
+    return fs.readlinkSync(`/proc/self/fd/${fd}`).endsWith(`${path.sep}${LOG_FILE}`);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Makes the next write to a durable log in this process (a flush's record, or the zeros of its file
+ * growing) fail with `message`, as a full disk or an I/O error would: nothing of it is written.
+ * Dispose (or call) to undo if it never ran.
+ */
+export function failNextLogWrite(message: string): Disposable & (() => void) {
+  // The CommonJS `fs` object: patched there, and the ES module namespace synced to it, so modules that
+  // imported `node:fs` either way see the fault.
+  const nodeFs = createRequire(__filename)('node:fs') as { write: (...args: unknown[]) => void };
+  const original = nodeFs.write;
+  const restore = () => {
+    nodeFs.write = original;
+    syncBuiltinESMExports();
+  };
+  nodeFs.write = function (this: unknown, ...args: unknown[]) {
+    if (!isDurableLog(args[0] as number)) return original.apply(this, args);
+    restore();
+    const callback = args[args.length - 1] as (err: Error) => void;
+    process.nextTick(() => callback(new Error(message)));
+  };
+  syncBuiltinESMExports();
+  return Object.assign(restore, { [Symbol.dispose]: restore });
 }

@@ -23,6 +23,15 @@ describe('segment store config', () => {
     expect(() => loadConfig(['--write-buffer-mb', '2048'], {})).toThrow('--write-buffer-mb is 2048; the maximum is 1024');
   });
 
+  it('sizes the durable log in MiB (256 by default, 0 for none) and its apply interval in ms', () => {
+    expect(loadConfig([], {}).config).toMatchObject({ durableLogMb: 256, durableLogApplyMs: 1000 });
+    expect(loadConfig([], { KVT_SEGMENTSTORE_DURABLE_LOG_MB: '0', KVT_SEGMENTSTORE_DURABLE_LOG_APPLY_MS: '50' }).config).toMatchObject({ durableLogMb: 0, durableLogApplyMs: 50 });
+    expect(loadConfig(['--durable-log-mb', '64'], { KVT_SEGMENTSTORE_DURABLE_LOG_MB: '0' }).config.durableLogMb).toBe(64);
+    expect(() => loadConfig(['--durable-log-mb', '-1'], {})).toThrow('--durable-log-mb is -1; the minimum is 0');
+    expect(() => loadConfig(['--durable-log-apply-ms', '0'], {})).toThrow('--durable-log-apply-ms is 0; the minimum is 1');
+    expect(() => loadConfig(['--durable-log-apply-ms', '60001'], {})).toThrow('--durable-log-apply-ms is 60001; the maximum is 60000');
+  });
+
   it('rejects bad values naming the option', () => {
     expect(() => loadConfig(['--port', '70000'], {})).toThrow('--port is 70000; the maximum is 65535');
     expect(() => loadConfig(['--controller', 'nope'], {})).toThrow('--controller must be host:port (or [ipv6]:port) with a port in 1-65535; got "nope"');

@@ -291,7 +291,36 @@ describe('SegmentEngine over chunked families', () => {
     const db = new ClassicLevel<string, string>(old);
     await db.put('d-an-old-entry', 'v');
     await db.close();
-    await expect(SegmentEngine.open(old)).rejects.toThrow(/holds kvt storage format 1 .*reads format 2 only/);
+    await expect(SegmentEngine.open(old)).rejects.toThrow(/holds kvt storage format 1 .*reads formats 2 and 3 only/);
+    const future = path.join(dir.path, 'future');
+    const stamped = new ClassicLevel<Buffer, Buffer>(future, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+    await stamped.put(Buffer.from('m'), Buffer.from('4'));
+    await stamped.close();
+    await expect(SegmentEngine.open(future)).rejects.toThrow(/holds kvt storage format 4; this segment store reads formats 2 and 3 only/);
+  });
+
+  it('opens a database of format 2 (before the durable log) with its data, and stamps it 3', async () => {
+    const dir = tempDir('kvt-chunks-');
+    cleanup.push(dir.dispose);
+    const location = path.join(dir.path, 'format2');
+    // Written without a log (LevelDB alone, as format 2 did), then stamped 2.
+    const engine = await SegmentEngine.open(location, { expirySweepIntervalMs: 0, logBytes: 0 });
+    await engine.createSegment(SEG);
+    await engine.update({ segmentId: SEG, modifications: [{ family: 'f', key: Buffer.from('k'), value: Buffer.from('v') }] });
+    await engine.close();
+    const db = new ClassicLevel<Buffer, Buffer>(location, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+    await db.put(Buffer.from('m'), Buffer.from('2'));
+    await db.close();
+    const upgraded = await SegmentEngine.open(location, { expirySweepIntervalMs: 0 });
+    try {
+      const got = await upgraded.get({ segmentId: SEG, keys: [{ family: 'f', key: Buffer.from('k') }] });
+      expect(Buffer.from(got.entries[0].value).toString()).toBe('v');
+    } finally {
+      await upgraded.close();
+    }
+    const after = new ClassicLevel<Buffer, Buffer>(location, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+    expect((await after.get(Buffer.from('m')))?.toString()).toBe('3');
+    await after.close();
   });
 
   it('appends large values (revisions) without rewriting the full chunk before them', async () => {

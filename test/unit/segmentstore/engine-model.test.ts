@@ -17,7 +17,7 @@ import { describe, expect, it } from 'vitest';
 import { SegmentEngine } from '../../../segmentstore/storage/segment-engine';
 import type { SegmentEngineOptions } from '../../../segmentstore/storage/segment-state';
 import { applyOps, describeOps, FamilyModel, KEY_SPACE, keyName, liveEntries, ModelOp, modelKnob, randomUpdate, toModifications } from '../../harness/engine-model';
-import { failNextChainedWrite } from '../../harness/leveldb-faults';
+import { failNextChainedWrite, failNextLogWrite } from '../../harness/leveldb-faults';
 import { mulberry32 } from '../../harness/oracle';
 import { tempDir } from '../../harness/process';
 
@@ -29,7 +29,15 @@ const SEED = modelKnob('KVT_MODEL_SEED', 1);
 const TIME_BUDGET_MS = Math.max(60_000, ROUNDS * 2_000);
 const SHORT_TTL_MS = 500;
 /** Small caches, so that chunks and directories are evicted and read back. */
-const ENGINE_OPTIONS: SegmentEngineOptions = { expirySweepIntervalMs: 0, chunkCacheBytes: 256 * 1024, directoryCacheBytes: 4 * 1024 };
+const CACHES: SegmentEngineOptions = { expirySweepIntervalMs: 0, chunkCacheBytes: 256 * 1024, directoryCacheBytes: 4 * 1024 };
+/**
+ * The two ways a flush becomes durable: a durable log small enough to grow, wrap and run out of room
+ * (applied to LevelDB every few ms, so applies meet every other step), and none (a synced LevelDB write).
+ */
+const STORAGE = [
+  { name: 'through a small durable log applied every 5 ms', options: { ...CACHES, logBytes: 256 * 1024, logApplyMs: 5 } },
+  { name: 'without a durable log', options: { ...CACHES, logBytes: 0 } },
+] as const;
 
 interface SegmentModel {
   families: Map<string, FamilyModel>;
@@ -126,7 +134,7 @@ async function checkAgainstModel(engine: SegmentEngine, model: Map<string, Segme
   return checks;
 }
 
-describe('segment engine against an exact model', () => {
+describe.each(STORAGE)('segment engine against an exact model, $name', ({ options: ENGINE_OPTIONS }) => {
   it('matches the model after every round and every close and reopen, with updates still staged', async () => {
     using dir = tempDir('kvt-engine-model-');
     let now = 1_000_000;
@@ -221,7 +229,8 @@ describe('segment engine against an exact model', () => {
     console.log(JSON.stringify({ seed: SEED, rounds, ops, reopens, checks, sweeps, deletes, failedConditions }));
   }, TIME_BUDGET_MS + 60_000);
 
-  it('keeps exactly the acknowledged prefix after a failed LevelDB write and reopen, and when a segment is deleted under its writers', async () => {
+  it('keeps exactly the acknowledged prefix after a failed storage write and reopen, and when a segment is deleted under its writers', async () => {
+    const logged = (ENGINE_OPTIONS.logBytes ?? 1) > 0;
     using dir = tempDir('kvt-engine-model-fault-');
     let now = 1_000_000;
     let storageFailures = 0;
@@ -237,6 +246,9 @@ describe('segment engine against an exact model', () => {
     const started = Date.now();
     for (let round = 0; round < ROUNDS && Date.now() - started < TIME_BUDGET_MS; round++) {
       const mode = rand() < 0.5 ? 'fault' : 'delete';
+      // A failed flush (the log's write, or LevelDB's without a log), or a failed apply to LevelDB of
+      // writes already durable in the log (acknowledged: a reopen replays them).
+      const failing = logged && rand() < 0.5 ? 'apply' : 'flush';
       // Per segment: the model after each update predicted to succeed, and that update's outcome.
       const history = new Map<string, { states: Map<string, FamilyModel>[]; outcomes: (boolean | undefined)[]; maxAcked: number }>();
       for (const s of SEGMENTS) history.set(s, { states: [new Map(model.get(s)!.families)], outcomes: [], maxAcked: model.get(s)!.nextSequence - 1 });
@@ -249,7 +261,7 @@ describe('segment engine against an exact model', () => {
       for (let i = 0; i < count; i++) {
         if (i === faultAt) {
           if (mode === 'fault') {
-            fault = failNextChainedWrite('injected');
+            fault = failing === 'flush' && logged ? failNextLogWrite('injected') : failNextChainedWrite('injected');
             faults++;
           } else {
             deleting = engine.deleteSegment(victim);
@@ -297,6 +309,8 @@ describe('segment engine against an exact model', () => {
         if (engine.state === 'open') {
           try {
             await engine.update({ segmentId: SEGMENTS[0], modifications: [{ type: 'PUT', family: '', key: Buffer.from('zz-force'), value: Buffer.from('x') }] });
+            // A count reads LevelDB, so what the log holds is applied first.
+            if (failing === 'apply') await engine.segmentInfo(SEGMENTS[0]);
           } catch {
             // the injected failure
           }

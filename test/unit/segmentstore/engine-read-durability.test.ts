@@ -4,7 +4,7 @@
  */
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { failNextChainedWrite } from '../../harness/leveldb-faults';
+import { failNextLogWrite } from '../../harness/leveldb-faults';
 import { tempDir } from '../../harness/process';
 import { SegmentEngine } from '../../../segmentstore/storage/segment-engine';
 
@@ -66,7 +66,7 @@ describe('SegmentEngine.update with a condition that fails on a staged write', (
     const { engine } = target;
     const family = 'f';
     const first = await engine.update({ segmentId: '1', modifications: [{ family, key, value: Buffer.from('first') }] });
-    using _fault = failNextChainedWrite('injected write failure');
+    using _fault = failNextLogWrite('injected write failure');
     const write = engine.update({ segmentId: '1', modifications: [{ family, key, value: Buffer.from('lost') }] });
     const refused = engine.update(conditional(family, first.sequences[0]));
     await expect(write).rejects.toThrow('injected write failure');

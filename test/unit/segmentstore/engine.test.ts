@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { failNextChainedWrite } from '../../harness/leveldb-faults';
+import { failNextChainedWrite, failNextLogWrite } from '../../harness/leveldb-faults';
 import { tempDir } from '../../harness/process';
 import { execute } from '../../../segmentstore/service/segment-store-service';
 import { SegmentEngine, StorageLockedError } from '../../../segmentstore/storage/segment-engine';
@@ -52,17 +52,20 @@ describe('SegmentEngine', () => {
     await expect(engine.get({ segmentId: '1', keys: [] })).rejects.toMatchObject({ code: 'UNAVAILABLE', message: 'segment store is closed' });
   });
 
-  it('stops for good after a failed LevelDB write (fail-stop): later calls get UNAVAILABLE, a reopen recovers what was durable', async () => {
+  it.each([
+    { write: 'its durable log write', logBytes: undefined, fault: failNextLogWrite },
+    { write: 'its LevelDB write (no durable log)', logBytes: 0, fault: failNextChainedWrite },
+  ])('stops for good after a flush fails in $write (fail-stop): later calls get UNAVAILABLE, a reopen recovers what was durable', async ({ logBytes, fault }) => {
     const dir = tempDir();
     cleanup.push(dir.dispose);
     const location = path.join(dir.path, 'db');
     const failures: unknown[] = [];
-    const engine = await SegmentEngine.open(location, { expirySweepIntervalMs: 0, onStorageFailure: (err) => failures.push(err) });
+    const engine = await SegmentEngine.open(location, { expirySweepIntervalMs: 0, logBytes, onStorageFailure: (err) => failures.push(err) });
     await engine.createSegment('1');
     const put = (k: string) => engine.update({ segmentId: '1', modifications: [{ family: 'f', key: Buffer.from(k), value: Buffer.from(`v-${k}`) }] });
     const durable = await put('a');
     {
-      using _fault = failNextChainedWrite('injected write failure');
+      using _fault = fault('injected write failure');
       // The caller of the failed write learns the cause (the outcome of a failed write is not known
       // to be "not written", so it is not reported as UNAVAILABLE, which clients may retry blindly).
       await expect(put('b')).rejects.toThrow('injected write failure');
@@ -78,12 +81,39 @@ describe('SegmentEngine', () => {
     expect(engine.state).toBe('closed');
     expect(failures).toHaveLength(1);
 
-    const reopened = await open(location);
+    const reopened = await SegmentEngine.open(location, { expirySweepIntervalMs: 0, logBytes });
+    cleanup.push(() => reopened.close());
     const got = await reopened.get({ segmentId: '1', keys: ['a', 'b', 'c'].map((k) => ({ family: 'f', key: Buffer.from(k) })) });
     expect(got.entries.map((e) => e.found)).toEqual([true, false, false]);
     expect(got.entries[0].sequence).toBe(durable.sequences[0]);
     const next = await reopened.update({ segmentId: '1', modifications: [{ family: 'f', key: Buffer.from('d'), value: Buffer.from('v') }] });
     expect(BigInt(next.sequences[0])).toBeGreaterThan(BigInt(durable.sequences[0]));
+  });
+
+  it('stops for good when LevelDB fails to take writes the log holds, and a reopen replays every acknowledged one', async () => {
+    const dir = tempDir();
+    cleanup.push(dir.dispose);
+    const location = path.join(dir.path, 'db');
+    const failures: unknown[] = [];
+    // Applied only when asked (a count), so the writes below wait in the log.
+    const engine = await SegmentEngine.open(location, { expirySweepIntervalMs: 0, logApplyMs: 60_000, onStorageFailure: (err) => failures.push(err) });
+    await engine.createSegment('1');
+    const acked = await Promise.all(['a', 'b', 'c'].map((k) => engine.update({ segmentId: '1', modifications: [{ family: 'f', key: Buffer.from(k), value: Buffer.from(`v-${k}`) }] })));
+    await engine.update({ segmentId: '1', modifications: [{ key: Buffer.from('plain'), value: Buffer.from('p') }] });
+    {
+      using _fault = failNextChainedWrite('injected apply failure');
+      await expect(engine.segmentInfo('1')).rejects.toMatchObject({ code: 'UNAVAILABLE', message: 'segment store storage failed (injected apply failure); restart it to recover' });
+    }
+    expect(engine.state).toBe('failed');
+    expect(failures.map((f) => (f as Error).message)).toEqual(['injected apply failure']);
+    await expect(engine.update({ segmentId: '1', modifications: [{ key: Buffer.from('later'), value: Buffer.from('v') }] })).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    await engine.close();
+
+    const reopened = await open(location);
+    const got = await reopened.get({ segmentId: '1', keys: [...['a', 'b', 'c'].map((k) => ({ family: 'f', key: Buffer.from(k) })), { family: '', key: Buffer.from('plain') }, { family: '', key: Buffer.from('later') }] });
+    expect(got.entries.map((e) => e.found)).toEqual([true, true, true, true, false]);
+    expect(got.entries.slice(0, 3).map((e) => e.sequence)).toEqual(acked.map((a) => a.sequences[0]));
+    expect((await reopened.segmentInfo('1')).entryCount).toBe('4');
   });
 
   it('keeps data and strictly increasing versions across a reopen, and refuses a second opener', async () => {
@@ -165,12 +195,16 @@ describe('SegmentEngine', () => {
   it('sizes LevelDB\'s memtable by writeBufferBytes: 6 MiB of writes stay in memory at the 64 MiB default, not at 1 MiB', async () => {
     const tables = (location: string) => fs.readdirSync(location).filter((f) => f.endsWith('.ldb'));
     const value = Buffer.alloc(64 * 1024, 'v');
-    /** Opens an engine with `writeBufferBytes`, writes 96 × 64 KiB and returns its LevelDB directory (left open). */
+    /**
+     * Opens an engine with `writeBufferBytes`, writes 96 × 64 KiB and returns its LevelDB directory
+     * (left open). Without a durable log, so that each update is a LevelDB write of its own (LevelDB
+     * starts a new memtable before a write that finds the current one full).
+     */
     async function writeSixMiB(writeBufferBytes: number | undefined): Promise<string> {
       const dir = tempDir();
       cleanup.push(dir.dispose);
       const location = path.join(dir.path, 'db');
-      const engine = await SegmentEngine.open(location, { expirySweepIntervalMs: 0, writeBufferBytes });
+      const engine = await SegmentEngine.open(location, { expirySweepIntervalMs: 0, writeBufferBytes, logBytes: 0 });
       cleanup.push(() => engine.close());
       await engine.createSegment('1');
       for (let i = 0; i < 96; i++) await engine.update({ segmentId: '1', modifications: [{ key: Buffer.from(`k${i}`), value }] });

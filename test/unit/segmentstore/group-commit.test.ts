@@ -2,9 +2,19 @@ import * as path from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { describe, expect, it } from 'vitest';
 import { GroupCommitter } from '../../../segmentstore/storage/group-commit';
+import { LogApplier } from '../../../segmentstore/storage/log-applier';
 import { Overlay } from '../../../segmentstore/storage/overlay';
 import { SegmentEngine } from '../../../segmentstore/storage/segment-engine';
 import { tempDir } from '../../harness/process';
+
+/** A committer writing each flush to `db` directly with `sync` (no durable log), as the engine does with `logBytes: 0`. */
+function directCommitter(db: ClassicLevel<Buffer, Buffer>, overlay: Overlay, maxFlushOps?: number): GroupCommitter {
+  // eslint-disable-next-line prefer-const -- the applier's callbacks reach the committer built after it
+  let committer: GroupCommitter;
+  const applier = new LogApplier(db, undefined, { logBytes: 0 }, (batches) => committer.applied(batches), (err) => committer.fail(err));
+  committer = new GroupCommitter(applier, overlay, maxFlushOps);
+  return committer;
+}
 
 describe('GroupCommitter', () => {
   it('writes everything staged during a flush in the next single batch, acknowledging after it', async () => {
@@ -12,7 +22,7 @@ describe('GroupCommitter', () => {
     const db = new ClassicLevel<Buffer, Buffer>(path.join(dir.path, 'db'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });
     await db.open();
     try {
-      const committer = new GroupCommitter(db, new Overlay(), 10_000);
+      const committer = directCommitter(db, new Overlay(), 10_000);
       const first = committer.batch();
       first.put(Buffer.from('a'), Buffer.from('1'));
       committer.staged();
@@ -53,7 +63,7 @@ describe('GroupCommitter', () => {
         return chain;
       }) as typeof db.batch;
       const overlay = new Overlay();
-      const committer = new GroupCommitter(failingDb, overlay, 1);
+      const committer = directCommitter(failingDb, overlay, 1);
       let failures = 0;
       committer.onFailure = (err) => {
         expect((err as Error).message).toBe('injected write failure');
@@ -100,7 +110,7 @@ describe('GroupCommitter', () => {
     const db = new ClassicLevel<Buffer, Buffer>(path.join(dir.path, 'db'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });
     await db.open();
     try {
-      const committer = new GroupCommitter(db, new Overlay());
+      const committer = directCommitter(db, new Overlay());
       committer.hold();
       const batch = committer.batch();
       batch.put(Buffer.from('k'), Buffer.from('v'));

@@ -6,7 +6,7 @@ import { GRPC_CHANNEL_OPTIONS, kvtPackage } from '../../../proto/load';
 import { jsonLogger, silentLogger } from '../../../proto/runtime/log';
 import { SegmentStoreServer } from '../../../segmentstore/server';
 import { ITERATE_ANSWER_RESERVE, MAX_STREAM_ANSWER_BYTES, MAX_STREAM_IN_FLIGHT } from '../../../segmentstore/service/execute-stream';
-import { failNextChainedWrite } from '../../harness/leveldb-faults';
+import { failNextLogWrite } from '../../harness/leveldb-faults';
 import { tempDir } from '../../harness/process';
 import { unreadExecuteStream } from '../../harness/unread-stream';
 import { grpcAdapter } from '../../suites/segment-store-adapter';
@@ -50,7 +50,7 @@ describe('SegmentStoreServer', () => {
     try {
       await client.createSegment('3');
       await client.update({ segmentId: '3', modifications: [{ key: Buffer.from('k'), value: Buffer.from('v') }] });
-      const fault = failNextChainedWrite('injected write failure');
+      const fault = failNextLogWrite('injected write failure');
       try {
         await expect(client.update({ segmentId: '3', modifications: [{ key: Buffer.from('k2'), value: Buffer.from('v') }] })).rejects.toThrow(/injected write failure/);
       } finally {

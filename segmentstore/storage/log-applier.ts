@@ -1,0 +1,292 @@
+/**
+ * Making flushes durable, and getting them into LevelDB.
+ *
+ * With a durable log (durable-log.ts), a flush is one log record; the writes of the records since
+ * the last apply wait here, newest write per key only, and go to LevelDB together in one batch that
+ * also stores the checkpoint (where replay would start), written with `sync`; the log space before
+ * the checkpoint is then reused. Applies run every `intervalMs`, when the log holds `applyBytes`,
+ * when the log needs room, and when a reader needs LevelDB to hold a batch (iterators and scans read
+ * LevelDB snapshots; point reads and checks read the overlay, which keeps every write until it is
+ * applied). Why every apply synced, even one a reader asked for: LevelDB syncs only its current log
+ * file, so an unsynced write left in the one before a memtable switch could be lost to a power cut
+ * while a later synced one survives, with a checkpoint past writes LevelDB never got.
+ *
+ * Without a log (capacity 0), or for a flush too large for it, the flush is written to LevelDB
+ * directly with `sync`, together with everything still waiting (so LevelDB never holds a newer write
+ * under an older one), and the checkpoint moves past every record written so far.
+ *
+ * Record payload: for each write in flush order, key length (u32 LE), value length (u32 LE;
+ * 0xFFFFFFFF = a delete), key, value.
+ */
+import type { ClassicLevel } from 'classic-level';
+import { allocateRecord, DurableLog, LOG_HEADER_BYTES, LogPosition } from './durable-log';
+import type { CommitBatch } from './group-commit';
+import { NS_META } from './key-codec';
+import { DEFAULT_LOG_APPLY_MS, DEFAULT_LOG_BYTES, SegmentEngineOptions } from './segment-state';
+
+/** Where the checkpoint is kept: `m | 'l'` (segment metadata keys are 10 bytes long). */
+export const CHECKPOINT_KEY = Buffer.from([NS_META, 0x6c]);
+const DELETE = 0xffffffff;
+/** An apply writes LevelDB batches of about this many bytes of keys and values (see writePending). */
+const APPLY_SLICE_BYTES = 1024 * 1024;
+/** Writes an apply copies into a LevelDB batch between two turns of the event loop. */
+const APPLY_SLICE_WRITES = 1024;
+/** Bytes a write takes in a record beside its key and value. */
+export const LOG_OP_OVERHEAD = 8;
+
+/** The checkpoint's stored form: lsn and offset (u64 BE each), and the crc32 the next record chains to (u32 BE). */
+export function encodeCheckpoint(p: LogPosition): Buffer {
+  const out = Buffer.allocUnsafe(20);
+  out.writeBigUInt64BE(BigInt(p.lsn), 0);
+  out.writeBigUInt64BE(BigInt(p.offset), 8);
+  out.writeUInt32BE(p.chain, 16);
+  return out;
+}
+
+/**
+ * Reads a checkpoint stored by {@link encodeCheckpoint}; undefined for none.
+ * @throws when the stored value is not a checkpoint (the database cannot be trusted to replay from it)
+ */
+export function decodeCheckpoint(value: Buffer | undefined): LogPosition | undefined {
+  if (!value) return undefined;
+  if (value.length !== 20) throw new Error(`the durable log's checkpoint is ${value.length} bytes long, not 20`);
+  return { lsn: Number(value.readBigUInt64BE(0)), offset: Number(value.readBigUInt64BE(8)), chain: value.readUInt32BE(16) };
+}
+
+/** Visits the writes of a record payload in order (value null = delete). */
+export function decodeOps(payload: Buffer, visit: (key: Buffer, value: Buffer | null) => void): void {
+  let at = 0;
+  while (at < payload.length) {
+    const keyLength = payload.readUInt32LE(at);
+    const valueLength = payload.readUInt32LE(at + 4);
+    at += LOG_OP_OVERHEAD;
+    const key = payload.subarray(at, at + keyLength);
+    at += keyLength;
+    if (valueLength === DELETE) {
+      visit(key, null);
+      continue;
+    }
+    visit(key, payload.subarray(at, at + valueLength));
+    at += valueLength;
+  }
+}
+
+/** The log record of `group`'s writes, in order. */
+function encodeRecord(group: readonly CommitBatch[], payloadBytes: number): Buffer {
+  const out = allocateRecord(payloadBytes);
+  let at = LOG_HEADER_BYTES;
+  for (const batch of group) {
+    const { keys, values } = batch;
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i];
+      const value = values[i];
+      out.writeUInt32LE(key.length, at);
+      out.writeUInt32LE(value ? value.length : DELETE, at + 4);
+      at += LOG_OP_OVERHEAD;
+      at += key.copy(out, at);
+      if (value) at += value.copy(out, at);
+    }
+  }
+  return out;
+}
+
+type Chain = ReturnType<ClassicLevel<Buffer, Buffer>['batch']>;
+
+function addWrite(chain: Chain, key: Buffer, value: Buffer | null): void {
+  if (value) chain.put(key, value);
+  else chain.del(key);
+}
+
+
+/** Writes of durable flushes waiting for LevelDB, newest per key. */
+class Pending {
+  readonly writes = new Map<string, { key: Buffer; value: Buffer | null }>();
+  readonly batches: CommitBatch[] = [];
+
+  add(group: readonly CommitBatch[]): void {
+    for (const batch of group) {
+      this.batches.push(batch);
+      const { keys, values, ids } = batch;
+      for (let i = 0; i < keys.length; i++) this.writes.set(ids[i] ?? keys[i].toString('latin1'), { key: keys[i], value: values[i] });
+    }
+  }
+}
+
+/** Puts durable writes into LevelDB (see the module comment). */
+export class LogApplier {
+  private pending = new Pending();
+  /** Where replay would start once everything pending is applied. */
+  private replayFrom: LogPosition | undefined;
+  /** Applies run one after another: the tail of that chain. */
+  private tail: Promise<void> = Promise.resolve();
+  private timer: NodeJS.Timeout | undefined;
+  private failed: { err: unknown } | undefined;
+  /** Applies done, and the LevelDB writes in them (statistics). */
+  applies = 0;
+  appliedOps = 0;
+
+  /** Longest a flushed write waits before it is applied. */
+  private readonly intervalMs: number;
+  /** Log bytes held past which an apply starts at once: a quarter of the log's capacity. */
+  private readonly applyBytes: number;
+
+  constructor(
+    private readonly db: ClassicLevel<Buffer, Buffer>,
+    private readonly log: DurableLog | undefined,
+    options: Pick<SegmentEngineOptions, 'logApplyMs' | 'logBytes'>,
+    /** Called with the batches of each apply, in flush order, once LevelDB holds them. */
+    private readonly onApplied: (batches: readonly CommitBatch[]) => void,
+    /** Called once when an apply fails (the writes stay in the log; a restart applies them). */
+    private readonly onFailure: (err: unknown) => void,
+  ) {
+    this.intervalMs = options.logApplyMs ?? DEFAULT_LOG_APPLY_MS;
+    this.applyBytes = Math.floor((options.logBytes ?? DEFAULT_LOG_BYTES) / 4);
+  }
+
+  /** Set by {@link write} for the {@link written} that follows it. */
+  private replayFromNext: LogPosition | undefined;
+
+  /**
+   * Makes the writes of `group` durable: one log record, or a synced LevelDB write (no log, or a group
+   * too large for it). Resolves true when LevelDB already holds them.
+   */
+  async write(group: readonly CommitBatch[]): Promise<boolean> {
+    let bytes = 0;
+    for (const batch of group) bytes += batch.bytes;
+    if (!this.log || !this.log.fits(bytes)) {
+      await this.writeDirect(group);
+      return true;
+    }
+    const record = encodeRecord(group, bytes);
+    this.replayFromNext = await this.log.append(record, () => this.apply());
+    return false;
+  }
+
+  /** After {@link write} (and the acknowledgement): the group waits for its apply, unless LevelDB has it. */
+  written(group: readonly CommitBatch[], inLevelDb: boolean): void {
+    if (inLevelDb) {
+      this.onApplied(group);
+      return;
+    }
+    if (this.failed) {
+      for (const batch of group) batch.refuseApply(this.failed.err);
+      return;
+    }
+    this.pending.add(group);
+    this.replayFrom = this.replayFromNext;
+    if (this.log && this.log.heldBytes >= this.applyBytes) this.applySoon();
+    else this.timer ??= setTimeout(() => this.applySoon(), this.intervalMs);
+  }
+
+  /** Starts an apply whose failure is reported through onFailure and the batches (not to a caller). */
+  private applySoon(): void {
+    this.apply().catch(() => undefined);
+  }
+
+  /** Resolves once LevelDB holds `batch` (applying now if it waits); rejects if it never will. */
+  async applied(batch: CommitBatch): Promise<void> {
+    if (batch.isApplied) return;
+    await batch.done;
+    if (!batch.isApplied) this.applySoon();
+    await batch.applied;
+  }
+
+  /**
+   * Applies everything pending now, releasing the log space before the checkpoint. Resolves once
+   * done (rejects if this apply failed).
+   */
+  apply(): Promise<void> {
+    const run = this.tail.then(() => this.applyNow());
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * Stops the timer, applies what is pending (unless an apply failed: the log keeps it for the next
+   * open) and closes the log. The committer must be drained first.
+   */
+  async close(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (!this.failed) await this.apply().catch(() => undefined);
+    await this.log?.close();
+  }
+
+  private async applyNow(): Promise<void> {
+    if (this.pending.batches.length > 0) await this.writePending(undefined);
+  }
+
+  /**
+   * Writes `group` to LevelDB with `sync`, after everything pending and in the same batch, with the
+   * checkpoint past every record written so far.
+   */
+  private writeDirect(group: readonly CommitBatch[]): Promise<void> {
+    const run = this.tail.then(() => this.writePending(group));
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * One synced LevelDB batch of everything pending, then `direct`'s writes (a group not logged) if
+   * given, and the checkpoint; then the log space before it is released and the batches settled.
+   */
+  private async writePending(direct: readonly CommitBatch[] | undefined): Promise<void> {
+    if (this.failed) throw this.failed.err;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const { writes, batches } = this.pending;
+    this.pending = new Pending();
+    // Every record written so far is in LevelDB after a direct write; after an apply, the ones pending.
+    const checkpoint = direct ? this.log?.next : this.replayFrom;
+    let chain = this.db.batch();
+    try {
+      let added = 0;
+      let bytes = 0;
+      for (const { key, value } of writes.values()) {
+        addWrite(chain, key, value);
+        bytes += key.length + (value ? value.length : 0);
+        // Written in slices: one synced LevelDB write of a second's writes (several MB) holds the disk
+        // for tens of ms, and the flushes' log writes wait behind it; copying them all into one batch
+        // holds the event loop as long (W1: ~50,000 puts per store). A slice without the checkpoint is
+        // harmless after a crash: replay from the checkpoint before writes them again, and the newest
+        // last. Nothing else writes these keys to LevelDB meanwhile (applies run in turn).
+        if (bytes >= APPLY_SLICE_BYTES) {
+          await chain.write({ sync: true });
+          chain = this.db.batch();
+          bytes = 0;
+        } else if (++added % APPLY_SLICE_WRITES === 0) {
+          await new Promise<void>((resolve) => setImmediate(resolve));
+        }
+      }
+      for (const batch of direct ?? []) for (let i = 0; i < batch.keys.length; i++) addWrite(chain, batch.keys[i], batch.values[i]);
+      if (checkpoint) chain.put(CHECKPOINT_KEY, encodeCheckpoint(checkpoint));
+      await chain.write({ sync: true });
+    } catch (err) {
+      await chain.close().catch(() => undefined);
+      // A direct group fails with the committer; what was pending stays in the log for a restart.
+      this.fail(err, batches);
+      throw err;
+    }
+    if (!direct) {
+      this.applies++;
+      this.appliedOps += writes.size;
+    }
+    if (checkpoint) {
+      // (After a direct write nothing was logged meanwhile: the committer waits for it. An apply must
+      // not set it: records written while it ran moved it on.)
+      if (direct) this.replayFrom = checkpoint;
+      this.log?.release(checkpoint);
+    }
+    if (batches.length > 0) this.onApplied(batches);
+  }
+
+  private fail(err: unknown, batches: readonly CommitBatch[]): void {
+    const first = !this.failed;
+    this.failed ??= { err };
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    for (const batch of batches) batch.refuseApply(err);
+    for (const batch of this.pending.batches) batch.refuseApply(err);
+    if (first) this.onFailure(err);
+  }
+}
