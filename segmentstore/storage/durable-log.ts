@@ -86,30 +86,32 @@ export function recordBytes(payloadBytes: number): number {
   return Math.ceil((LOG_HEADER_BYTES + payloadBytes) / LOG_BLOCK_BYTES) * LOG_BLOCK_BYTES;
 }
 
-/** A buffer for a record of `payloadBytes`: the payload goes at {@link LOG_HEADER_BYTES}; {@link DurableLog.append} fills the header. */
-export function allocateRecord(payloadBytes: number): Buffer {
-  const out = Buffer.allocUnsafe(recordBytes(payloadBytes));
-  out.writeUInt32LE(payloadBytes, 4);
-  // The padding is written too: zero it, so no stale memory reaches the disk.
-  out.fill(0, LOG_HEADER_BYTES + payloadBytes);
-  return out;
+/** The header of record `lsn` with a payload of `pieces` (`length` bytes in all), chained to `chain`; its crc32 in `crc`. */
+function recordHeader(lsn: number, pieces: readonly Uint8Array[], length: number, chain: number): { header: Buffer; crc: number } {
+  const header = Buffer.alloc(LOG_HEADER_BYTES);
+  header.writeUInt32LE(MAGIC, 0);
+  header.writeUInt32LE(length, 4);
+  header.writeUInt32LE(lsn % TWO_32, 8);
+  header.writeUInt32LE(Math.floor(lsn / TWO_32), 12);
+  let crc = crc32(header.subarray(0, 16), chain);
+  for (const piece of pieces) crc = crc32(piece, crc);
+  header.writeUInt32LE(crc, 16);
+  return { header, crc };
 }
 
-/** The crc32 of a record: its header's first 16 bytes and its payload, continuing from `chain`. */
+/** The crc32 of a record read back: its header's first 16 bytes and its payload, continuing from `chain`. */
 function recordCrc(header: Buffer, payload: Buffer, chain: number): number {
   return crc32(payload, crc32(header.subarray(0, 16), chain));
 }
 
-/** Fills the header of `record` as record `lsn` chained to `chain`; returns its crc32. */
-function sealRecord(record: Buffer, lsn: number, chain: number): number {
-  record.writeUInt32LE(MAGIC, 0);
-  record.writeUInt32LE(lsn % TWO_32, 8);
-  record.writeUInt32LE(Math.floor(lsn / TWO_32), 12);
-  record.writeUInt32LE(0, 20);
-  const length = record.readUInt32LE(4);
-  const crc = recordCrc(record, record.subarray(LOG_HEADER_BYTES, LOG_HEADER_BYTES + length), chain);
-  record.writeUInt32LE(crc, 16);
-  return crc;
+function writeAll(fd: number, buffers: readonly Buffer[], bytes: number, offset: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    fs.writev(fd, buffers as Buffer[], offset, (err, written) => {
+      if (err) reject(err);
+      else if (written !== bytes) reject(new Error(`durable log: wrote ${written} of ${bytes} bytes at offset ${offset}`));
+      else resolve();
+    });
+  });
 }
 
 function write(fd: number, buf: Buffer, offset: number): Promise<void> {
@@ -214,13 +216,16 @@ export class DurableLog {
   }
 
   /**
-   * Writes `record` (from {@link allocateRecord}, payload filled) as the next record; resolves once it
-   * is durable, with the position after it. When the records not yet released leave no room,
-   * `makeRoom` is awaited (it must release what it can) and the write tried again.
+   * Writes a record of `payload` (its pieces in order, written as they are: one write, no copy) as the
+   * next record; resolves once it is durable, with the position after it. When the records not yet
+   * released leave no room, `makeRoom` is awaited (it must release what it can) and the write tried
+   * again. The pieces must not change until it resolves.
    */
-  async append(record: Buffer, makeRoom: () => Promise<void>): Promise<LogPosition> {
+  async append(payload: readonly Buffer[], makeRoom: () => Promise<void>): Promise<LogPosition> {
     if (this.closed) throw new Error('durable log is closed');
-    const bytes = record.length;
+    let length = 0;
+    for (const piece of payload) length += piece.length;
+    const bytes = recordBytes(length);
     let offset = await this.place(bytes);
     if (offset < 0) {
       await makeRoom();
@@ -228,11 +233,12 @@ export class DurableLog {
       if (offset < 0) throw new Error(`durable log: no room for a record of ${bytes} bytes in ${this.capacity} with ${this.heldBytes} held`);
     }
     const lsn = this.head.lsn;
-    const chain = sealRecord(record, lsn, this.head.chain);
-    await write(this.syncFd, record, offset);
+    const { header, crc } = recordHeader(lsn, payload, length, this.head.chain);
+    // The padding to whole blocks is written too: zeros, so no stale memory reaches the disk.
+    await writeAll(this.syncFd, [header, ...payload, ZEROS.subarray(0, bytes - LOG_HEADER_BYTES - length)], bytes, offset);
     if (!this.dsync) await datasync(this.plainFd);
     this.hold({ lsn, offset, bytes });
-    this.head = { lsn: lsn + 1, offset: offset + bytes, chain };
+    this.head = { lsn: lsn + 1, offset: offset + bytes, chain: crc };
     this.growAhead();
     return this.next;
   }

@@ -19,7 +19,7 @@
  * 0xFFFFFFFF = a delete), key, value.
  */
 import type { ClassicLevel } from 'classic-level';
-import { allocateRecord, DurableLog, LOG_HEADER_BYTES, LogPosition } from './durable-log';
+import { DurableLog, LogPosition } from './durable-log';
 import type { CommitBatch } from './group-commit';
 import { NS_META } from './key-codec';
 import { DEFAULT_LOG_APPLY_MS, DEFAULT_LOG_BYTES, SegmentEngineOptions } from './segment-state';
@@ -71,23 +71,41 @@ export function decodeOps(payload: Buffer, visit: (key: Buffer, value: Buffer | 
   }
 }
 
-/** The log record of `group`'s writes, in order. */
-function encodeRecord(group: readonly CommitBatch[], payloadBytes: number): Buffer {
-  const out = allocateRecord(payloadBytes);
-  let at = LOG_HEADER_BYTES;
+/** A value at least this long goes into a record's write as it is; shorter ones are copied together. */
+const VALUE_BY_REFERENCE_BYTES = 512;
+
+/**
+ * The payload of the log record of `group`'s writes, in order (`payloadBytes` in all), as pieces
+ * for one gathering write: the lengths, keys and short values copied into one buffer, a long value
+ * (a family's chunk record, most of a W4 flush) given as it is, so it is not copied again on the way.
+ */
+function recordPieces(group: readonly CommitBatch[], payloadBytes: number): Buffer[] {
+  let referenced = 0;
+  for (const batch of group) for (const value of batch.values) if (value && value.length >= VALUE_BY_REFERENCE_BYTES) referenced += value.length;
+  const small = Buffer.allocUnsafe(payloadBytes - referenced);
+  const pieces: Buffer[] = [];
+  let at = 0;
+  let from = 0;
   for (const batch of group) {
     const { keys, values } = batch;
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i];
       const value = values[i];
-      out.writeUInt32LE(key.length, at);
-      out.writeUInt32LE(value ? value.length : DELETE, at + 4);
+      small.writeUInt32LE(key.length, at);
+      small.writeUInt32LE(value ? value.length : DELETE, at + 4);
       at += LOG_OP_OVERHEAD;
-      at += key.copy(out, at);
-      if (value) at += value.copy(out, at);
+      at += key.copy(small, at);
+      if (!value) continue;
+      if (value.length < VALUE_BY_REFERENCE_BYTES) {
+        at += value.copy(small, at);
+        continue;
+      }
+      pieces.push(small.subarray(from, at), value);
+      from = at;
     }
   }
-  return out;
+  if (at > from) pieces.push(small.subarray(from, at));
+  return pieces;
 }
 
 type Chain = ReturnType<ClassicLevel<Buffer, Buffer>['batch']>;
@@ -157,8 +175,7 @@ export class LogApplier {
       await this.writeDirect(group);
       return true;
     }
-    const record = encodeRecord(group, bytes);
-    this.replayFromNext = await this.log.append(record, () => this.apply());
+    this.replayFromNext = await this.log.append(recordPieces(group, bytes), () => this.apply());
     return false;
   }
 

@@ -22,16 +22,21 @@ function isDurableLog(fd) {
     return false;
   }
 }
-/** Runs `decide(args)` before each durable log write: it calls back `go(err?)` to write (or fail) it. */
+/**
+ * Runs `decide(go)` before each durable log write (writev for records, write for growth): it calls
+ * back `go(err?)` to write (or fail) it.
+ */
 function interceptLogWrites(decide) {
-  const previous = fs.write;
-  fs.write = function (...args) {
-    if (typeof args[0] !== 'number' || !isDurableLog(args[0])) return previous.apply(this, args);
-    decide((err) => {
-      if (err) process.nextTick(args[args.length - 1], err);
-      else previous.apply(this, args);
-    });
-  };
+  for (const name of ['write', 'writev']) {
+    const previous = fs[name];
+    fs[name] = function (...args) {
+      if (typeof args[0] !== 'number' || !isDurableLog(args[0])) return previous.apply(this, args);
+      decide((err) => {
+        if (err) process.nextTick(args[args.length - 1], err);
+        else previous.apply(this, args);
+      });
+    };
+  }
 }
 
 const hold = process.env.KVT_TEST_HOLD_FILE;

@@ -63,19 +63,22 @@ function isDurableLog(fd: number): boolean {
  */
 export function failNextLogWrite(message: string): Disposable & (() => void) {
   // The CommonJS `fs` object: patched there, and the ES module namespace synced to it, so modules that
-  // imported `node:fs` either way see the fault.
-  const nodeFs = createRequire(__filename)('node:fs') as { write: (...args: unknown[]) => void };
-  const original = nodeFs.write;
+  // imported `node:fs` either way see the fault. Records are written with writev, growth with write.
+  type Write = (...args: unknown[]) => void;
+  const nodeFs = createRequire(__filename)('node:fs') as { write: Write; writev: Write };
+  const originals = { write: nodeFs.write, writev: nodeFs.writev };
   const restore = () => {
-    nodeFs.write = original;
+    Object.assign(nodeFs, originals);
     syncBuiltinESMExports();
   };
-  nodeFs.write = function (this: unknown, ...args: unknown[]) {
-    if (!isDurableLog(args[0] as number)) return original.apply(this, args);
-    restore();
-    const callback = args[args.length - 1] as (err: Error) => void;
-    process.nextTick(() => callback(new Error(message)));
-  };
+  for (const name of ['write', 'writev'] as const) {
+    nodeFs[name] = function (this: unknown, ...args: unknown[]) {
+      if (!isDurableLog(args[0] as number)) return originals[name].apply(this, args);
+      restore();
+      const callback = args[args.length - 1] as (err: Error) => void;
+      process.nextTick(() => callback(new Error(message)));
+    };
+  }
   syncBuiltinESMExports();
   return Object.assign(restore, { [Symbol.dispose]: restore });
 }

@@ -1,15 +1,15 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { allocateRecord, DurableLog, LOG_BLOCK_BYTES, LOG_FILE, LOG_HEADER_BYTES, LogPosition, recordBytes } from '../../../segmentstore/storage/durable-log';
+import { DurableLog, LOG_BLOCK_BYTES, LOG_FILE, LOG_HEADER_BYTES, LogPosition, recordBytes } from '../../../segmentstore/storage/durable-log';
 import { tempDir } from '../../harness/process';
 
-/** A record whose payload is `text`. */
-function record(text: string): Buffer {
+/** The payload `text`, in pieces of at most 1,000 bytes (a record is written from its pieces as they are). */
+function record(text: string): Buffer[] {
   const payload = Buffer.from(text);
-  const out = allocateRecord(payload.length);
-  payload.copy(out, LOG_HEADER_BYTES);
-  return out;
+  const pieces: Buffer[] = [];
+  for (let at = 0; at < payload.length; at += 1000) pieces.push(payload.subarray(at, at + 1000));
+  return pieces;
 }
 
 const noRoom = async (): Promise<void> => {
