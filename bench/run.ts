@@ -134,7 +134,7 @@ async function runCase(session: Session, spec: CaseSpec, s: BenchSettings, peers
 
 function notesFor(args: Args, s: BenchSettings, session: Session, profileDir?: string): string[] {
   const notes = [
-    'Same durability everywhere: kvt acknowledges after its LevelDB fsync, etcd fsyncs its WAL per commit, raw LevelDB writes with sync: true.',
+    'Same durability everywhere: kvt acknowledges once its durable log record is on disk (an O_DSYNC write), etcd fsyncs its WAL per commit, raw LevelDB writes with sync: true.',
     'Ratios against "etcd" use the better of the two etcd clients on each metric.',
     "etcd is restarted after each dataset is loaded into it: etcd 3.4 (Debian's) copies its backend's read buffer for every read and every Txn, and the buffer keeps the size of the busiest write burst so far, so after the bulk load a get cost etcd ~430 µs of CPU instead of ~60 µs (etcd 3.5 shares one copy: etcd-io/etcd#12933). The workloads' own writes still grow it, as they would on any etcd 3.4.",
     'Values read are views into the received message for every peer: the etcd clients decode bytes as Buffer slices, kvt reads with Serializers.bytesView.',

@@ -242,7 +242,7 @@ describe.each(STORAGE)('segment engine against an exact model, $name', ({ option
     let engine = fresh.engine;
     const model = fresh.model;
     const rand = mulberry32(SEED + 1000);
-    let rounds = 0, ops = 0, faults = 0, reopens = 0, checks = 0, races = 0, acked = 0, refused = 0;
+    let rounds = 0, ops = 0, faults = 0, applyFaults = 0, reopens = 0, checks = 0, races = 0, acked = 0, refused = 0;
     const started = Date.now();
     for (let round = 0; round < ROUNDS && Date.now() - started < TIME_BUDGET_MS; round++) {
       const mode = rand() < 0.5 ? 'fault' : 'delete';
@@ -263,6 +263,7 @@ describe.each(STORAGE)('segment engine against an exact model, $name', ({ option
           if (mode === 'fault') {
             fault = failing === 'flush' && logged ? failNextLogWrite('injected') : failNextChainedWrite('injected');
             faults++;
+            if (failing === 'apply') applyFaults++;
           } else {
             deleting = engine.deleteSegment(victim);
             races++;
@@ -349,6 +350,6 @@ describe.each(STORAGE)('segment engine against an exact model, $name', ({ option
     await engine.close();
     // Every injected failure hit a write and failed the engine (else the rounds tested nothing).
     expect(storageFailures).toBe(faults);
-    console.log(JSON.stringify({ seed: SEED + 1000, rounds, ops, faults, races, reopens, acked, refused, checks }));
+    console.log(JSON.stringify({ seed: SEED + 1000, rounds, ops, faults, applyFaults, races, reopens, acked, refused, checks }));
   }, TIME_BUDGET_MS + 60_000);
 });
