@@ -115,7 +115,6 @@ function addWrite(chain: Chain, key: Buffer, value: Buffer | null): void {
   else chain.del(key);
 }
 
-
 /** Writes of durable flushes waiting for LevelDB, newest per key. */
 class Pending {
   readonly writes = new Map<string, { key: Buffer; value: Buffer | null }>();
