@@ -4,14 +4,13 @@
  * `sync: true`; see log-applier.ts); callers are acknowledged only once that write completed.
  * A failed flush rejects everything in it and everything queued behind it (those updates were staged
  * on top of its state), rolls their entries out of the overlay and tells the engine (`onFailure`).
- * It is also the last write: the committer is fail-stop. Why: LevelDB stops itself only when the
- * fsync fails; when appending the log record fails it carries on, with its log possibly ending in a
- * torn record behind which recovery can drop later records — acknowledged ones. Only a restart
- * (recovery reads the logs) makes writing safe again, as etcd does by exiting on a failed WAL write.
+ * It is also the last write: the committer is fail-stop. Why: a log whose write failed (the durable
+ * log's, or LevelDB's, which stops itself only when the fsync fails) may end in a torn record, behind
+ * which recovery drops later records — acknowledged ones. Only a restart (recovery reads the logs)
+ * makes writing safe again, as etcd does by exiting on a failed WAL write.
  * A durable write leaves the overlay only once LevelDB holds it too (`onApplied`).
  */
-import type { LogApplier } from './log-applier';
-import { LOG_OP_OVERHEAD } from './log-applier';
+import { LOG_OP_OVERHEAD, type LogApplier } from './log-applier';
 import { Overlay, OverlayEntry } from './overlay';
 
 /**
