@@ -154,7 +154,6 @@ export class DurableLog {
   private closed = false;
 
   private constructor(
-    readonly file: string,
     /** Written with O_DSYNC where the platform has it: a record is durable when its write returns. */
     private readonly syncFd: number,
     /** For reading, growing the file and syncing where O_DSYNC is missing. */
@@ -190,7 +189,7 @@ export class DurableLog {
       }
       if (fresh) syncDirectory(dir);
       const start = fresh ? { lsn: 1, offset: 0, chain: 0 } : from;
-      const log = new DurableLog(file, syncFd, plainFd, dsyncFlag !== undefined, cap, size, { ...start });
+      const log = new DurableLog(syncFd, plainFd, dsyncFlag !== undefined, cap, size, { ...start });
       const records = fresh ? [] : await log.recover(start);
       return { log, records };
     } catch (err) {

@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ClassicLevel } from 'classic-level';
-import { DurableLog, LOG_FILE, LogPosition } from './durable-log';
+import { DurableLog, LOG_FILE, RecoveredRecord } from './durable-log';
 import { CHECKPOINT_KEY, decodeCheckpoint, decodeOps, encodeCheckpoint } from './log-applier';
 
 /** Replayed writes go to LevelDB in batches of about this many bytes (bounds the memory of one). */
@@ -21,7 +21,8 @@ const REPLAY_BATCH_BYTES = 32 * 1024 * 1024;
 export async function openLog(db: ClassicLevel<Buffer, Buffer>, location: string, capacity: number): Promise<DurableLog | undefined> {
   const checkpoint = decodeCheckpoint(await db.get(CHECKPOINT_KEY));
   if (capacity <= 0 && !checkpoint) return undefined;
-  const { log, records } = await DurableLog.open(location, Math.max(capacity, 0) || 1, checkpoint);
+  // (Without a log from now on, the one left is only read: any capacity will do, the file stays as it is.)
+  const { log, records } = await DurableLog.open(location, capacity > 0 ? capacity : 1, checkpoint);
   try {
     await replay(db, records);
     if (capacity > 0) {
@@ -41,7 +42,7 @@ export async function openLog(db: ClassicLevel<Buffer, Buffer>, location: string
 }
 
 /** Applies the writes of `records` to `db` in order, each LevelDB batch with the checkpoint after its last record. */
-async function replay(db: ClassicLevel<Buffer, Buffer>, records: readonly { payload: Buffer; next: LogPosition }[]): Promise<void> {
+async function replay(db: ClassicLevel<Buffer, Buffer>, records: readonly RecoveredRecord[]): Promise<void> {
   let chain = db.batch();
   let bytes = 0;
   for (let i = 0; i < records.length; i++) {
