@@ -1,10 +1,10 @@
 /**
  * The segment store's durable log: a file of records, one per group-commit flush, each written with
  * one `O_DSYNC` write at a position the file already holds (pre-written with zeros), so a flush is
- * durable when that write returns. LevelDB gets the flushed writes later, in batches that keep only
- * the newest write of each key (log-applier.ts), and each such batch names the first record it
- * does not cover (the checkpoint); records before the last checkpoint written with `sync` are no
- * longer needed and their space is reused.
+ * durable when that write returns. LevelDB gets the flushed writes later, in synced batches that keep
+ * only the newest write of each key (log-applier.ts), the last of which names the first record it
+ * does not cover (the checkpoint); records before the checkpoint are no longer needed and their space
+ * is reused.
  *
  * Why (Pravega's segment store, etcd's WAL, Cassandra's commit log, and LevelDB's own log do the
  * same): a synced LevelDB write per flush appends to LevelDB's log (an append's fdatasync commits the
@@ -20,12 +20,11 @@
  * record before (a chain, started by the checkpoint's): so neither a record left from an earlier lap of
  * the file nor bytes that happen to look like a record (a value holding a forged one, what followed a
  * torn record rewritten shorter) read as the next one. Sequence numbers increase by one per record and
- * never go back. The
- * file starts small, doubles when the records not yet applied need more room, up to its capacity,
- * and is then used as a ring: a record that does not fit before the end goes to offset 0 if that is
- * free. Recovery reads from the checkpoint while the next record is valid (where the last one ended,
- * else at offset 0): a record torn by a crash fails its checksum and ends the log; it was never
- * acknowledged.
+ * never go back. The file starts small and doubles (in the background) once the records not yet
+ * applied take half of it, up to its capacity; it is used as a ring: a record that does not fit
+ * before the end goes to offset 0 if that is free. Recovery reads from the checkpoint while the next
+ * record is valid (where the last one ended, else at offset 0): a record torn by a crash fails its
+ * checksum and ends the log; it was never acknowledged.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -357,9 +356,10 @@ export class DurableLog {
 function readFully(fd: number, into: Buffer, offset: number): Promise<void> {
   return new Promise((resolve, reject) => {
     fs.read(fd, into, 0, into.length, offset, (err, n) => {
-      if (err) reject(err);
-      else if (n !== into.length) resolve(void into.fill(0, n)); // past the end: zeros never read as a record
-      else resolve();
+      if (err) return reject(err);
+      // Past the end of the file: zeros, which never read as a record.
+      if (n < into.length) into.fill(0, n);
+      resolve();
     });
   });
 }

@@ -2,9 +2,9 @@
  * Making flushes durable, and getting them into LevelDB.
  *
  * With a durable log (durable-log.ts), a flush is one log record; the writes of the records since
- * the last apply wait here, newest write per key only, and go to LevelDB together in one batch that
- * also stores the checkpoint (where replay would start), written with `sync`; the log space before
- * the checkpoint is then reused. Applies run every `intervalMs`, when the log holds `applyBytes`,
+ * the last apply wait here, newest write per key only, and go to LevelDB together in synced batches
+ * of about a MiB, the last of which stores the checkpoint (where replay would start); the log space
+ * before the checkpoint is then reused. Applies run every `intervalMs`, when the log holds `applyBytes`,
  * when the log needs room, and when a reader needs LevelDB to hold a batch (iterators and scans read
  * LevelDB snapshots; point reads and checks read the overlay, which keeps every write until it is
  * applied). Why every apply synced, even one a reader asked for: LevelDB syncs only its current log
@@ -110,7 +110,8 @@ function recordPieces(group: readonly CommitBatch[], payloadBytes: number): Buff
 
 type Chain = ReturnType<ClassicLevel<Buffer, Buffer>['batch']>;
 
-function addWrite(chain: Chain, key: Buffer, value: Buffer | null): void {
+/** Adds a write to a LevelDB chained batch: a put, or a delete for a null value. */
+export function addWrite(chain: Chain, key: Buffer, value: Buffer | null): void {
   if (value) chain.put(key, value);
   else chain.del(key);
 }

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ClassicLevel } from 'classic-level';
 import { DurableLog, LOG_FILE, RecoveredRecord } from './durable-log';
-import { CHECKPOINT_KEY, decodeCheckpoint, decodeOps, encodeCheckpoint } from './log-applier';
+import { addWrite, CHECKPOINT_KEY, decodeCheckpoint, decodeOps, encodeCheckpoint } from './log-applier';
 
 /** Replayed writes go to LevelDB in batches of about this many bytes (bounds the memory of one). */
 const REPLAY_BATCH_BYTES = 32 * 1024 * 1024;
@@ -47,10 +47,7 @@ async function replay(db: ClassicLevel<Buffer, Buffer>, records: readonly Recove
   let bytes = 0;
   for (let i = 0; i < records.length; i++) {
     const { payload, next } = records[i];
-    decodeOps(payload, (key, value) => {
-      if (value) chain.put(key, value);
-      else chain.del(key);
-    });
+    decodeOps(payload, (key, value) => addWrite(chain, key, value));
     bytes += payload.length;
     if (bytes >= REPLAY_BATCH_BYTES || i === records.length - 1) {
       chain.put(CHECKPOINT_KEY, encodeCheckpoint(next));
