@@ -29,6 +29,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
+import { errorMessage } from '../../proto/runtime/status';
 
 /** Records start at multiples of this, and take whole blocks. */
 export const LOG_BLOCK_BYTES = 4096;
@@ -149,7 +150,8 @@ export class DurableLog {
   private heldTotal = 0;
   /** The file growing (zeros written past its end), if it is. */
   private growing: Promise<void> | undefined;
-  private growthFailed: { err: unknown } | undefined;
+  /** Why the last growth failed, if it did: named when a record then finds no room. */
+  private growthError: unknown;
   private closed = false;
 
   private constructor(
@@ -228,7 +230,10 @@ export class DurableLog {
     if (offset < 0) {
       await makeRoom();
       offset = await this.place(bytes);
-      if (offset < 0) throw new Error(`durable log: no room for a record of ${bytes} bytes in ${this.capacity} with ${this.heldBytes} held`);
+      if (offset < 0) {
+        const grown = this.growthError === undefined ? '' : ` (growing the file failed: ${errorMessage(this.growthError)})`;
+        throw new Error(`durable log: no room for a record of ${bytes} bytes in ${this.capacity} with ${this.heldBytes} held${grown}`, { cause: this.growthError });
+      }
     }
     const lsn = this.head.lsn;
     const { header, crc } = recordHeader(lsn, payload, length, this.head.chain);
@@ -259,14 +264,14 @@ export class DurableLog {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.growing;
+    await this.growing?.catch(() => undefined);
     if (this.syncFd !== this.plainFd) fs.closeSync(this.syncFd);
     fs.closeSync(this.plainFd);
   }
 
   /**
    * The offset for a record of `bytes` at the head, growing the file if that makes room; -1 when the
-   * records held leave none.
+   * records held leave none, or the file could not grow (the caller then asks for room first).
    */
   private async place(bytes: number): Promise<number> {
     const head = this.head.offset;
@@ -277,35 +282,33 @@ export class DurableLog {
     // Not enough before the end: start over at offset 0 if the oldest held record leaves room there.
     if (bytes <= (oldest >= 0 ? oldest : this.size)) return 0;
     if (this.size >= this.capacity || head + bytes > this.capacity) return -1;
-    await this.grow(head + bytes);
+    try {
+      await this.grow(head + bytes);
+    } catch (err) {
+      this.growthError = err;
+      return -1;
+    }
     return head + bytes <= this.size ? head : -1;
   }
 
   /**
    * Grows the file to at least `atLeast` bytes (doubling, up to the capacity), after a growth already
    * under way. Its zeros are synced before a record is written there, so that record changes no file
-   * metadata (and its write needs no journal commit).
+   * metadata (and its write needs no journal commit). A failed growth leaves the size as it was (no
+   * record lies past it), so a later one simply tries again.
    */
   private async grow(atLeast: number): Promise<void> {
-    while (this.growing) await this.growing;
-    if (this.growthFailed) throw this.growthFailed.err;
+    while (this.growing) await this.growing.catch(() => undefined);
     if (this.size >= atLeast || this.size >= this.capacity) return;
     const to = Math.min(this.capacity, Math.max(this.size * 2, atLeast));
-    const growing = zeroFill(this.plainFd, this.size, to).then(
-      () => {
-        this.size = to;
-      },
-      (err: unknown) => {
-        this.growthFailed = { err };
-      },
-    );
+    const growing = zeroFill(this.plainFd, this.size, to).then(() => {
+      this.size = to;
+      this.growthError = undefined;
+    });
     this.growing = growing.finally(() => {
       this.growing = undefined;
     });
     await this.growing;
-    // (Set by the growth just awaited: read again.)
-    const failed = this.growthFailed as { err: unknown } | undefined;
-    if (failed) throw failed.err;
   }
 
   /**
@@ -314,7 +317,9 @@ export class DurableLog {
    */
   private growAhead(): void {
     if (this.growing || this.size >= this.capacity || this.heldTotal * 2 <= this.size) return;
-    this.grow(this.size + 1).catch(() => undefined);
+    this.grow(this.size + 1).catch((err: unknown) => {
+      this.growthError = err;
+    });
   }
 
   /** Reads the records from `from` on, leaving the head after the last valid one. */

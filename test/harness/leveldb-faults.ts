@@ -59,9 +59,10 @@ function isDurableLog(fd: number): boolean {
 /**
  * Makes the next write to a durable log in this process (a flush's record, or the zeros of its file
  * growing) fail with `message`, as a full disk or an I/O error would: nothing of it is written.
+ * `growthOnly`: only the zeros of a growth (records are written with writev, growth with write).
  * Dispose (or call) to undo if it never ran.
  */
-export function failNextLogWrite(message: string): Disposable & (() => void) {
+export function failNextLogWrite(message: string, which: { growthOnly?: boolean } = {}): Disposable & (() => void) {
   // The CommonJS `fs` object: patched there, and the ES module namespace synced to it, so modules that
   // imported `node:fs` either way see the fault. Records are written with writev, growth with write.
   type Write = (...args: unknown[]) => void;
@@ -71,7 +72,7 @@ export function failNextLogWrite(message: string): Disposable & (() => void) {
     Object.assign(nodeFs, originals);
     syncBuiltinESMExports();
   };
-  for (const name of ['write', 'writev'] as const) {
+  for (const name of which.growthOnly ? (['write'] as const) : (['write', 'writev'] as const)) {
     nodeFs[name] = function (this: unknown, ...args: unknown[]) {
       if (!isDurableLog(args[0] as number)) return originals[name].apply(this, args);
       restore();

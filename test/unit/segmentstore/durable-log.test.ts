@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DurableLog, LOG_BLOCK_BYTES, LOG_FILE, LOG_HEADER_BYTES, LogPosition, recordBytes } from '../../../segmentstore/storage/durable-log';
+import { failNextLogWrite } from '../../harness/leveldb-faults';
 import { tempDir } from '../../harness/process';
 
 /** The payload `text`, in pieces of at most 1,000 bytes (a record is written from its pieces as they are). */
@@ -105,6 +106,44 @@ describe('DurableLog', () => {
     expect(size()).toBe(capacity);
     expect(log.heldBytes).toBe(5 * recordBytes(big.length));
     await expect(log.append(record(big), async () => undefined)).rejects.toThrow(/durable log: no room for a record of 1052672 bytes in 6291456 with 5263360 held/);
+    await log.close();
+  });
+
+  it('asks for room when its background growth failed, instead of failing the record that needs it', async () => {
+    using dir = tempDir('kvt-log-');
+    const { log } = await DurableLog.open(dir.path, 16 * 1024 * 1024, undefined);
+    const size = () => fs.statSync(path.join(dir.path, LOG_FILE)).size;
+    const big = 'g'.repeat(1536 * 1024);
+    const after = await appendAll(log, [big]);
+    {
+      // The second record takes the records held past half the file: the growth it starts fails.
+      using _fault = failNextLogWrite('ENOSPC: no space left on device', { growthOnly: true });
+      after.push(...(await appendAll(log, [big])));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(size()).toBe(4 * 1024 * 1024);
+    // The third does not fit before the end, and the file still cannot grow: room is asked for, and
+    // the space released at the start is reused.
+    using _again = failNextLogWrite('ENOSPC: no space left on device', { growthOnly: true });
+    let asked = 0;
+    const placed = await log.append(record(big), async () => {
+      asked++;
+      log.release(after[0]);
+    });
+    expect(asked).toBe(1);
+    expect(placed.offset).toBe(recordBytes(big.length));
+    await log.close();
+  });
+
+  it('names the failed growth when a record finds no room because of it', async () => {
+    using dir = tempDir('kvt-log-');
+    const { log } = await DurableLog.open(dir.path, 16 * 1024 * 1024, undefined);
+    // It fails to grow before room is asked for, and again after.
+    using _first = failNextLogWrite('ENOSPC: no space left on device', { growthOnly: true });
+    using _second = failNextLogWrite('ENOSPC: no space left on device', { growthOnly: true });
+    await expect(log.append(record('h'.repeat(5 * 1024 * 1024)), async () => undefined)).rejects.toThrow(
+      'durable log: no room for a record of 5246976 bytes in 16777216 with 0 held (growing the file failed: ENOSPC: no space left on device)',
+    );
     await log.close();
   });
 
