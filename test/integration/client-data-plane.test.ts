@@ -235,6 +235,21 @@ describe('KeyValueTable', () => {
   });
 
   describe('reads', () => {
+    it('finds none of the keys of a chunk that a range removal or removals emptied, right after', async () => {
+      const key = (i: number) => `k${String(i).padStart(4, '0')}`;
+      for (const [family, removal] of [['whole-chunk-range', 'range'], ['whole-chunk-removes', 'removes']] as const) {
+        // Two chunks (k0000-k0127, k0128-k0199), in LevelDB (an iterator has the store apply its log first).
+        await table.putAll(family, Array.from({ length: 200 }, (_, i) => [key(i), `v${i}`] as [string, string]));
+        expect((await pagesOf(table.keyIterator(family, { maxKeysAtOnce: 1000 })))[0].items).toHaveLength(200);
+        if (removal === 'range') await table.update(family, [{ type: 'removeRange', from: key(128), to: key(999) }]);
+        else await table.removeAll(family, Array.from({ length: 72 }, (_, i) => ({ key: key(128 + i) })));
+        for (let read = 0; read < 5; read++) {
+          expect(await table.get(family, key(150))).toBeNull();
+          expect((await table.getAll(family, [key(127), key(128), key(199)])).map((e) => e?.value ?? null)).toEqual(['v127', null, null]);
+        }
+      }
+    });
+
     it('getAll keeps input order and nulls across partitions', async () => {
       const keys = Array.from({ length: 40 }, (_, i) => `spread-${i}`);
       for (let i = 0; i < keys.length; i += 2) await table.put(null, keys[i], `v${i}`);
