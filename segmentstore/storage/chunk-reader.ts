@@ -1,14 +1,11 @@
 /**
- * Reads over chunked families from one LevelDB snapshot each: iterator pages of one family, pages of a
- * segment-wide scan, and the live totals of a segment.
+ * Reads over chunked families from one LevelDB snapshot each (snapshot-view.ts): iterator pages of
+ * one family, pages of a segment-wide scan, and the live totals of a segment.
  *
  * Starting in the middle of a family needs the chunk holding the start key (the last chunk key <= it),
- * found with a reverse seek, and then a forward read from it: two snapshots. That is sound as long as
- * the forward read still finds that very chunk first (chunk keys never move, so every key >= it is
- * in it or after it); if a writer removed it in between, the read starts over, and after a few
- * tries reads from the family's first chunk in a single snapshot.
+ * found with a reverse seek, and then a forward read from it; both read the same snapshot, so every
+ * key >= the start key is in that chunk or after it.
  */
-import type { ClassicLevel } from 'classic-level';
 import { MAX_ITERATOR_PAGE_BYTES } from '../../proto/limits';
 import { ChunkEntry, decodeChunk, walkChunk } from './chunk-codec';
 import { isChunkKey } from './family-store';
@@ -17,15 +14,13 @@ import { KeyBounds, userBounds } from './key-range';
 import { FamilyPageSink, PageCaps } from './page-sink';
 import type { ScanPage } from './page-reader';
 import type { CheckedIterate } from './read-validation';
+import type { Range, SnapshotView } from './snapshot-view';
 
-type Db = ClassicLevel<Buffer, Buffer>;
-type Range = { gt?: Buffer; gte?: Buffer; lt?: Buffer; lte?: Buffer };
+type Db = SnapshotView;
 
 const EMPTY = Buffer.alloc(0);
 /** Chunk records fetched per iterator step. */
 const RECORDS_PER_STEP = 8;
-/** Tries of the two-snapshot start before reading from the family's first chunk. */
-const START_TRIES = 3;
 
 /** Collects page items under the page caps. */
 class PageSink<T extends { key: Buffer; value: Buffer }> {
@@ -48,45 +43,17 @@ class PageSink<T extends { key: Buffer; value: Buffer }> {
 
 /** Storage key of the chunk holding `storageKey` within the family at `prefix`, from a reverse seek. */
 async function floorChunk(db: Db, prefix: Buffer, storageKey: Buffer): Promise<Buffer | undefined> {
-  const found = await db.keys({ gte: prefix, lte: storageKey, reverse: true, limit: 1, keyEncoding: 'buffer' }).all();
+  const found = await db.keys({ gte: prefix, lte: storageKey, reverse: true, limit: 1 }).all();
   return found[0];
 }
 
 /**
  * Calls `visit` with every record from the chunk holding `startKey` (in family `prefix`) on, in
- * ascending order, within `range`'s upper bound; stops when `visit` returns false. See the module
- * comment for why the start is checked.
+ * ascending order, within `range`'s upper bound; stops when `visit` returns false.
  */
-async function forwardFrom(
-  db: Db,
-  prefix: Buffer,
-  startKey: Buffer | undefined,
-  upper: Range,
-  visit: (key: Buffer, value: Buffer) => boolean,
-): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
-    const start = startKey && attempt < START_TRIES ? await floorChunk(db, prefix, startKey) : undefined;
-    const it = db.iterator({ gte: start ?? prefix, ...upper, keyEncoding: 'buffer', valueEncoding: 'buffer' });
-    let checked = start === undefined;
-    try {
-      for (;;) {
-        const records = await it.nextv(RECORDS_PER_STEP);
-        if (records.length === 0) break;
-        for (const [key, value] of records) {
-          if (!checked) {
-            if (!key.equals(start!)) break;
-            checked = true;
-          }
-          if (!visit(key, value)) return;
-        }
-        if (!checked) break;
-      }
-    } finally {
-      await it.close();
-    }
-    if (checked) return;
-    // The start chunk is gone (a writer emptied it between the two snapshots): try again.
-  }
+async function forwardFrom(db: Db, prefix: Buffer, startKey: Buffer | undefined, upper: Range, visit: (key: Buffer, value: Buffer) => boolean): Promise<void> {
+  const start = startKey ? await floorChunk(db, prefix, startKey) : undefined;
+  await forEachRecord(db, { gte: start ?? prefix, ...upper }, visit);
 }
 
 const live = (e: ChunkEntry, now: number): boolean => e.expiresAt === 0 || e.expiresAt > now;
@@ -288,7 +255,7 @@ async function scanFrom(db: Db, dataPrefix: Buffer, afterKey: Buffer | undefined
 
 /** Calls `visit` with every record in `range` (in its direction) until it returns false. */
 async function forEachRecord(db: Db, range: Range & { reverse?: boolean }, visit: (key: Buffer, value: Buffer) => boolean): Promise<void> {
-  const it = db.iterator({ ...range, keyEncoding: 'buffer', valueEncoding: 'buffer' });
+  const it = db.iterator(range);
   try {
     for (;;) {
       const records = await it.nextv(RECORDS_PER_STEP);

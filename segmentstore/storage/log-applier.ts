@@ -7,9 +7,12 @@
  * before the checkpoint is then reused. Applies run every `intervalMs`, when the log holds `applyBytes`,
  * when the log needs room, and when a reader needs LevelDB to hold a batch (iterators and scans read
  * LevelDB snapshots; point reads and checks read the overlay, which keeps every write until it is
- * applied). Why every apply synced, even one a reader asked for: LevelDB syncs only its current log
- * file, so an unsynced write left in the one before a memtable switch could be lost to a power cut
- * while a later synced one survives, with a checkpoint past writes LevelDB never got.
+ * applied). Between the slices of an apply LevelDB holds a state that never existed (part of a
+ * flush; newer writes of some keys than of others), so readers take their snapshots from
+ * {@link LogApplier.snapshot}, never in between. Why every apply synced, even one a reader asked
+ * for: LevelDB syncs only its current log file, so an unsynced write left in the one before a
+ * memtable switch could be lost to a power cut while a later synced one survives, with a checkpoint
+ * past writes LevelDB never got.
  *
  * Without a log (capacity 0), or for a flush too large for it, the flush is written to LevelDB
  * directly with `sync`, together with everything still waiting (so LevelDB never holds a newer write
@@ -23,6 +26,7 @@ import { DurableLog, LogPosition } from './durable-log';
 import type { CommitBatch } from './group-commit';
 import { NS_META } from './key-codec';
 import { DEFAULT_LOG_APPLY_MS, DEFAULT_LOG_BYTES, SegmentEngineOptions } from './segment-state';
+import type { Snapshot } from './snapshot-view';
 
 /** Where the checkpoint is kept: `m | 'l'` (segment metadata keys are 10 bytes long). */
 export const CHECKPOINT_KEY = Buffer.from([NS_META, 0x6c]);
@@ -139,6 +143,10 @@ export class LogApplier {
   private tail: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private failed: { err: unknown } | undefined;
+  /** Set while an apply is between its first and its last LevelDB write: LevelDB holds part of it. */
+  private slicing = false;
+  /** Readers waiting for the apply between slices to end, for their snapshot. */
+  private snapshotWaiters: Array<{ resolve: (s: Snapshot) => void; reject: (err: unknown) => void }> = [];
   /** Applies done, and the LevelDB writes in them (statistics). */
   applies = 0;
   appliedOps = 0;
@@ -209,6 +217,29 @@ export class LogApplier {
   }
 
   /**
+   * A LevelDB snapshot that holds every apply whole or not at all: taken now, unless an apply is
+   * between its slices, else the moment its last slice is written (before any other apply starts).
+   * Why: an apply is written in several LevelDB batches (see writePending), and between them LevelDB
+   * holds some writes of a flush and not others (a chunk split with its left half only), and newer
+   * writes of some keys than of others; a state that never existed. Rejects if that apply fails.
+   */
+  snapshot(): Promise<Snapshot> {
+    if (!this.slicing) return Promise.resolve(this.db.snapshot());
+    return new Promise((resolve, reject) => this.snapshotWaiters.push({ resolve, reject }));
+  }
+
+  /** The apply between slices is over (whole, or failed): snapshots for the readers waiting. */
+  private sliced(err?: { err: unknown }): void {
+    this.slicing = false;
+    const waiters = this.snapshotWaiters;
+    this.snapshotWaiters = [];
+    for (const w of waiters) {
+      if (err) w.reject(err.err);
+      else w.resolve(this.db.snapshot());
+    }
+  }
+
+  /**
    * Applies everything pending now, releasing the log space before the checkpoint. Resolves once
    * done (rejects if this apply failed).
    */
@@ -267,7 +298,9 @@ export class LogApplier {
         // holds the event loop as long (W1: ~50,000 puts per store). A slice without the checkpoint is
         // harmless after a crash: replay from the checkpoint before writes them again, and the newest
         // last. Nothing else writes these keys to LevelDB meanwhile (applies run in turn).
+        // Readers take their snapshots before the first slice or after the last (see snapshot()).
         if (bytes >= APPLY_SLICE_BYTES) {
+          this.slicing = true;
           await chain.write({ sync: true });
           chain = this.db.batch();
           bytes = 0;
@@ -278,7 +311,9 @@ export class LogApplier {
       for (const batch of direct ?? []) for (let i = 0; i < batch.keys.length; i++) addWrite(chain, batch.keys[i], batch.values[i]);
       if (checkpoint) chain.put(CHECKPOINT_KEY, encodeCheckpoint(checkpoint));
       await chain.write({ sync: true });
+      if (this.slicing) this.sliced();
     } catch (err) {
+      if (this.slicing) this.sliced({ err });
       await chain.close().catch(() => undefined);
       // A direct group fails with the committer; what was pending stays in the log for a restart.
       this.fail(err, batches);

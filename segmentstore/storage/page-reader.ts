@@ -1,15 +1,15 @@
 /**
  * Reads one iterator page of the family-less keys of a segment (one record per key; keyed families
- * are chunked and read by chunk-reader.ts) from a LevelDB snapshot: keys in unsigned bytewise order
+ * are chunked and read by chunk-reader.ts) from a LevelDB snapshot (snapshot-view.ts): keys in unsigned bytewise order
  * (or its reverse), expired entries skipped, exactly `maxItems` items unless the page byte cap ends
  * the page first (a page always holds at least one item), and `done` only when nothing follows.
  */
-import type { ClassicLevel } from 'classic-level';
 import { MAX_ITERATOR_PAGE_BYTES } from '../../proto/limits';
 import { familyPrefix, userKeyOf, valueBytes, valueExpiresAt, valueSequence } from './key-codec';
 import { storageRange } from './key-range';
 import { PageCaps } from './page-sink';
 import type { CheckedIterate } from './read-validation';
+import type { SnapshotView } from './snapshot-view';
 
 /** One item of a page. */
 export interface PageItem {
@@ -28,7 +28,7 @@ const EMPTY = Buffer.alloc(0);
 
 /** Reads one page of one family; `now` decides expiry. */
 export async function readPage(
-  db: ClassicLevel<Buffer, Buffer>,
+  db: SnapshotView,
   dataPrefix: Buffer,
   req: CheckedIterate,
   now: number,
@@ -54,14 +54,14 @@ export interface ScanPage {
  * when the next item would pass the byte cap (a page always holds at least one item).
  */
 async function collect<T extends { key: Buffer; value: Buffer }>(
-  db: ClassicLevel<Buffer, Buffer>,
+  db: SnapshotView,
   range: { gt?: Buffer; gte?: Buffer; lt?: Buffer; lte?: Buffer; reverse: boolean },
   req: { maxItems: number; includeValues: boolean },
   now: number,
   pageBytes: number,
   toItem: (key: Buffer, value: Buffer, stored: Buffer) => T,
 ): Promise<{ items: T[]; done: boolean }> {
-  const it = db.iterator({ ...range, keyEncoding: 'buffer', valueEncoding: 'buffer' });
+  const it = db.iterator(range);
   const items: T[] = [];
   const caps = new PageCaps(req.maxItems, pageBytes);
   try {

@@ -31,6 +31,7 @@ import { readPage } from './page-reader';
 import { FamilyPageSink, getAnswerCaps, ObjectPageSink, WirePageSink } from './page-sink';
 import { PointReader } from './point-reader';
 import { SegmentCatalog } from './segment-catalog';
+import { SnapshotView } from './snapshot-view';
 import { EngineState, SegmentEngineOptions, SegmentState } from './segment-state';
 import { needsRead, readForUpdate, StageContext, StagedUpdate, stageUpdate, storageKeys, UpdateKeys, UpdateOutcome } from './update-stager';
 import { ascendingKeys } from './chunk-merge';
@@ -144,6 +145,24 @@ export class SegmentEngine {
   }
 
   /**
+   * Runs `read` on a LevelDB snapshot that holds every write of `seg` staged so far, and never part
+   * of an apply (see LogApplier.snapshot): what iterators, scans and counts read.
+   */
+  private async atSnapshot<T>(seg: SegmentState, read: (view: SnapshotView) => Promise<T>): Promise<T> {
+    await this.settled(seg);
+    const snapshot = await this.applier.snapshot().catch((err: unknown) => {
+      this.assertOpen();
+      throw err;
+    });
+    const view = new SnapshotView(this.db, snapshot);
+    try {
+      return await read(view);
+    } finally {
+      await view.close();
+    }
+  }
+
+  /**
    * Refuses new calls, lets updates already accepted finish staging and flushing, then closes
    * LevelDB (closing any open iterator). Idempotent.
    */
@@ -209,8 +228,7 @@ export class SegmentEngine {
   }
 
   private async infoOf(seg: SegmentState): Promise<SegmentInfo> {
-    await this.settled(seg);
-    const { count, bytes } = await countSegment(this.db, seg.dataPrefix, this.storeClock.now());
+    const { count, bytes } = await this.atSnapshot(seg, (view) => countSegment(view, seg.dataPrefix, this.storeClock.now()));
     return { segmentId: seg.id, entryCount: String(count), bytes: String(bytes), lastSequence: String(seg.lastSequence), table: seg.record.table };
   }
 
@@ -367,9 +385,10 @@ export class SegmentEngine {
     const seg = this.segment(req.segmentId);
     const checked = checkIterate(req);
     // Staged writes of this segment become visible to the snapshot once LevelDB holds them.
-    await this.settled(seg);
-    if (checked.family === '') return readPage(this.db, seg.dataPrefix, checked, this.storeClock.now());
-    return readFamilyPage(this.db, seg.dataPrefix, checked, this.storeClock.now(), sinkFor(checked));
+    return this.atSnapshot<IterateResponse | P>(seg, (view) => {
+      if (checked.family === '') return readPage(view, seg.dataPrefix, checked, this.storeClock.now());
+      return readFamilyPage(view, seg.dataPrefix, checked, this.storeClock.now(), sinkFor(checked));
+    });
   }
 
   /**
@@ -379,8 +398,7 @@ export class SegmentEngine {
   async scan(req: ScanInput): Promise<ScanResponse> {
     const seg = this.segment(req.segmentId);
     const checked = checkScan(req);
-    await this.settled(seg);
-    return readScanPage(this.db, seg.dataPrefix, checked, this.storeClock.now());
+    return this.atSnapshot(seg, (view) => readScanPage(view, seg.dataPrefix, checked, this.storeClock.now()));
   }
 
   /**

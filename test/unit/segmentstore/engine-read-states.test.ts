@@ -34,6 +34,67 @@ async function found(engine: SegmentEngine, family: string, keys: number[]): Pro
   return keys.filter((_, n) => entries[n].found);
 }
 
+type Fn = (this: unknown, ...args: unknown[]) => unknown;
+
+/**
+ * Holds back the LevelDB reads (iterators, key and value lists) made from now on: each is made, with
+ * the implicit snapshot an iterator takes when it is made, only once `release` is called. Explicit
+ * snapshots taken earlier keep their state. `reached(n)` resolves once n reads wait.
+ */
+function holdLevelDbReads() {
+  const proto = ClassicLevel.prototype as unknown as Record<'iterator' | 'keys', Fn>;
+  const originals = { iterator: proto.iterator, keys: proto.keys };
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  let waiting = 0;
+  const counted: Array<() => void> = [];
+  for (const name of ['iterator', 'keys'] as const) {
+    proto[name] = function (this: unknown, ...args: unknown[]) {
+      const db = this;
+      let real: Record<string, Fn> | undefined;
+      waiting++;
+      counted.splice(0).forEach((f) => f());
+      const made = gate.then(() => (real = originals[name].apply(db, args) as Record<string, Fn>));
+      const later = (method: string) => async (...a: unknown[]) => {
+        await made;
+        return real![method](...a);
+      };
+      return { all: later('all'), nextv: later('nextv'), next: later('next'), close: later('close') };
+    };
+  }
+  const restore = () => Object.assign(proto, originals);
+  return {
+    reached: async (n: number) => {
+      while (waiting < n) await new Promise<void>((resolve) => counted.push(resolve));
+    },
+    release: () => {
+      restore();
+      open();
+    },
+  };
+}
+
+/** Runs `between` once the next chained batch write has been written, before that write resolves. */
+function afterNextChainedWrite(between: () => Promise<void>) {
+  const proto = ClassicLevel.prototype as unknown as { batch: Fn };
+  const original = proto.batch;
+  const restore = () => {
+    proto.batch = original;
+  };
+  proto.batch = function (this: unknown, ...args: unknown[]) {
+    const chain = original.apply(this, args) as { write: Fn };
+    if (args.length > 0) return chain;
+    restore();
+    const write = chain.write.bind(chain);
+    chain.write = async (...a: unknown[]) => {
+      await write(...a);
+      await between();
+    };
+    return chain;
+  };
+  return { restore };
+}
+
 describe('SegmentEngine reads while the log holds writes LevelDB does not have', () => {
   const cleanup: Array<() => Promise<void> | void> = [];
   afterEach(async () => {
@@ -89,6 +150,50 @@ describe('SegmentEngine reads while the log holds writes LevelDB does not have',
     engine = await open(at);
     await engine.update({ segmentId: SEG, modifications: [{ type: 'REMOVE_RANGE', family: 'f', rangeFrom: key(128), rangeTo: key(256) }] });
     expect(await found(engine, 'f', [127, 128, 150, 255, 256, 383])).toEqual([127, 256, 383]);
+  });
+
+  it('iterates a family that an apply splits between its slices, read as it was before the apply or after it, never between', async () => {
+    const engine = await open();
+    await engine.createSegment(SEG);
+    await engine.createSegment(OTHER);
+    await putAll(engine, SEG, 'f', 0, 100); // one chunk
+    await engine.segmentInfo(SEG); // applied
+    // A read that starts now runs its LevelDB reads late, as on a busy thread pool.
+    const held = holdLevelDbReads();
+    const reading = Promise.all([
+      engine.iterate({ segmentId: SEG, family: 'f', maxItems: 1000 }),
+      engine.iterate({ segmentId: SEG, family: 'f', maxItems: 1000, from: key(10) }),
+      engine.iterate({ segmentId: SEG, family: 'f', maxItems: 1000, reverse: true }),
+      engine.scan({ segmentId: SEG, maxItems: 1000, includeValues: false }),
+      engine.segmentInfo(SEG),
+    ]);
+    await held.reached(5);
+    // The family's chunk is the first write of the apply's window (its first slice), then over a MiB of
+    // other writes, then an update that splits that chunk: its new right half goes in the last slice.
+    await putAll(engine, SEG, 'f', 0, 1, () => Buffer.from('touched'));
+    for (let i = 0; i < 12; i++) await engine.update({ segmentId: OTHER, modifications: [{ family: '', key: Buffer.from(`big${i}`), value: Buffer.alloc(128 * 1024, i) }] });
+    const inserted: ModificationInput[] = [];
+    for (let i = 0; i < 40; i++) inserted.push({ type: 'INSERT', family: 'f', key: Buffer.from(`${key(50)}-${i}`), value: Buffer.from('new') });
+    await engine.update({ segmentId: SEG, modifications: inserted });
+    // The held reads go on once LevelDB holds the apply's first slice, and end before its last.
+    let between = false;
+    const slices = afterNextChainedWrite(async () => {
+      between = true;
+      held.release();
+      await reading;
+    });
+    await engine.segmentInfo(OTHER); // the apply
+    slices.restore();
+    expect(between).toBe(true);
+    const [forward, from, reverse, scan, info] = await reading;
+    const keysOf = (items: { key: Uint8Array }[]) => items.map((e) => Buffer.from(e.key).toString());
+    const before = Array.from({ length: 100 }, (_, i) => key(i).toString());
+    expect(keysOf(forward.items)).toEqual(before);
+    expect(keysOf(from.items)).toEqual(before.slice(10));
+    expect(keysOf(reverse.items)).toEqual([...before].reverse());
+    expect(keysOf(scan.items)).toEqual(before);
+    expect(info.entryCount).toBe('100');
+    expect(engine.commitStats.applies).toBe(2);
   });
 
 });

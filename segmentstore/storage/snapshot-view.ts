@@ -1,0 +1,34 @@
+/**
+ * A read-only view of LevelDB at one explicit snapshot: what iterators, scans and counts read, so
+ * that every LevelDB read of one page (a reverse seek for the start chunk, then the records after it)
+ * sees one and the same state, and that state is one an apply never leaves half-done (the log applier
+ * hands the snapshots out; see LogApplier.snapshot).
+ */
+import type { ClassicLevel } from 'classic-level';
+
+/** The engine's LevelDB. */
+export type Db = ClassicLevel<Buffer, Buffer>;
+/** An explicit LevelDB snapshot (close it when done). */
+export type Snapshot = ReturnType<Db['snapshot']>;
+/** Bounds of a LevelDB range read. */
+export type Range = { gt?: Buffer; gte?: Buffer; lt?: Buffer; lte?: Buffer };
+
+/** LevelDB as of one snapshot. */
+export class SnapshotView {
+  constructor(private readonly db: Db, readonly snapshot: Snapshot) {}
+
+  /** Records in `range` (in its direction), as buffers. */
+  iterator(range: Range & { reverse?: boolean; limit?: number }) {
+    return this.db.iterator({ ...range, keyEncoding: 'buffer', valueEncoding: 'buffer', snapshot: this.snapshot });
+  }
+
+  /** Keys in `range` (in its direction), as buffers. */
+  keys(range: Range & { reverse?: boolean; limit?: number }) {
+    return this.db.keys({ ...range, keyEncoding: 'buffer', snapshot: this.snapshot });
+  }
+
+  /** Releases the snapshot. */
+  close(): Promise<void> {
+    return this.snapshot.close();
+  }
+}
