@@ -1,7 +1,8 @@
 /**
  * The segments hosted by the engine: their records in LevelDB and their in-memory state. Create and
  * delete are idempotent and serialized per segment id. A delete first marks the record `deleting`,
- * then clears the data range, then removes the record, so a crash midway is finished on the next open.
+ * then clears the data range and makes the clear durable, then removes the record, so a crash or a
+ * power cut midway is finished on the next open.
  */
 import type { ClassicLevel } from 'classic-level';
 import { decodeMetaKey, NS_META, prefixSuccessor, readU64 } from './key-codec';
@@ -16,8 +17,9 @@ export class SegmentCatalog {
   private readonly locks = new Map<string, Promise<unknown>>();
 
   /**
-   * @param settled resolves once LevelDB holds every write of a segment staged so far (a deleted
-   *   segment's data is cleared from LevelDB after that, so no later apply brings any of it back)
+   * @param settled resolves once LevelDB holds every write of a segment staged so far, and rejects if
+   *   that cannot be known (the engine failed): a deleted segment's data is cleared from LevelDB only
+   *   after that, so no later apply, and no replay of the log, brings any of it back
    */
   constructor(
     private readonly db: ClassicLevel<Buffer, Buffer>,
@@ -71,7 +73,14 @@ export class SegmentCatalog {
       // From here on nothing new is staged for it; wait for what already was.
       seg.deleted = true;
       this.segments.delete(id);
-      await this.settled(seg);
+      try {
+        await this.settled(seg);
+      } catch (err) {
+        // Refused: the segment stays, with everything acknowledged (a restart replays the log).
+        seg.deleted = false;
+        this.segments.set(id, seg);
+        throw err;
+      }
       await this.erase(seg);
       return true;
     });
@@ -85,7 +94,13 @@ export class SegmentCatalog {
   private async erase(seg: SegmentState): Promise<void> {
     seg.record = { ...seg.record, state: 'deleting' };
     await this.db.put(seg.recordKey, Buffer.from(JSON.stringify(seg.record)), { sync: true });
-    await this.db.clear({ gte: seg.dataPrefix, lt: prefixSuccessor(seg.dataPrefix)!, keyEncoding: 'buffer' });
+    const range = { gte: seg.dataPrefix, lt: prefixSuccessor(seg.dataPrefix)! };
+    await this.db.clear({ ...range, keyEncoding: 'buffer' });
+    // classic-level writes a clear without sync, and LevelDB syncs only the log file it writes now:
+    // part of the clear may sit in an older log file that a power cut loses, while the synced record
+    // delete below survives, leaving data no record owns. Compacting the range first writes the
+    // memtable, the clear with it, to a synced table file (and then compacts the range away).
+    await this.db.compactRange(range.gte, range.lt, { keyEncoding: 'buffer' });
     await this.db.del(seg.recordKey, { sync: true });
   }
 

@@ -84,7 +84,12 @@ export class SegmentEngine {
     const clock = this.storeClock.now;
     this.applier = new LogApplier(db, log, options, (batches) => this.committer.applied(batches), (err) => this.committer.fail(err));
     this.committer = new GroupCommitter(this.applier, this.overlay, options.maxFlushOps, options.maxHoldMs);
-    this.catalog = new SegmentCatalog(db, (seg) => this.settled(seg));
+    this.catalog = new SegmentCatalog(db, async (seg) => {
+      await this.settled(seg);
+      // A batch that failed (and so was not waited for) leaves the engine failed, and may leave
+      // earlier logged writes of the segment unapplied: no delete then.
+      this.assertOpen();
+    });
     this.ctx = { db, overlay: this.overlay, committer: this.committer, clock };
     this.families = new FamilyStore(this.ctx, options.chunkCacheBytes, options.directoryCacheBytes);
     this.points = new PointReader(db, this.overlay, this.families, clock);

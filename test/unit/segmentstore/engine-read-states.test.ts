@@ -196,4 +196,63 @@ describe('SegmentEngine reads while the log holds writes LevelDB does not have',
     expect(engine.commitStats.applies).toBe(2);
   });
 
+  it('refuses to delete a segment whose logged writes are not applied once a log write failed, and keeps them', async () => {
+    const at = location();
+    const engine = await SegmentEngine.open(at, HELD);
+    await engine.createSegment(SEG);
+    await putAll(engine, SEG, 'f', 0, 1); // in the log, not in LevelDB
+    await engine.update({ segmentId: SEG, modifications: [{ family: '', key: Buffer.from('plain'), value: Buffer.from('p') }] });
+    {
+      // The delete comes while the segment's newest write is on its way to the log, and that write fails.
+      using _fault = failNextLogWrite('EIO: i/o error, write');
+      const failing = putAll(engine, SEG, 'f', 1, 2);
+      const deleting = engine.deleteSegment(SEG);
+      await expect(failing).rejects.toThrow('EIO');
+      await expect(deleting).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    }
+    await engine.close();
+
+    // After a restart the segment is still there with what was acknowledged; deleting it now works,
+    // and nothing of it comes back, nor in a segment created again with the same id.
+    let again = await SegmentEngine.open(at, HELD);
+    expect((await again.listSegments()).map((s) => [s.segmentId, s.entryCount])).toEqual([[SEG, '2']]);
+    expect(await again.deleteSegment(SEG)).toBe(true);
+    await again.close();
+    again = await open(at);
+    expect(await again.listSegments()).toEqual([]);
+    await again.createSegment(SEG);
+    expect(await found(again, 'f', [0, 1])).toEqual([]);
+    expect((await again.segmentInfo(SEG)).entryCount).toBe('0');
+  });
+
+  it('makes a segment\'s clear durable before it drops the segment\'s record, so a power cut cannot leave its data behind', async () => {
+    const at = location();
+    // A small memtable: the segment's data is in table files, as a store's older data is.
+    const engine = await open(at, { ...HELD, logBytes: 0, writeBufferBytes: 1024 * 1024 });
+    await engine.createSegment(SEG);
+    for (let i = 0; i < 48; i++) await engine.update({ segmentId: SEG, modifications: [{ family: '', key: key(i), value: Buffer.alloc(64 * 1024, i) }] });
+    // What a power cut may leave at the moment the record's delete is written: the table files, and
+    // none of the log files' unsynced writes (here, none of the log files).
+    const copy = tempDir('kvt-read-states-cut-');
+    cleanup.push(copy.dispose);
+    const proto = ClassicLevel.prototype as unknown as { del: (...args: unknown[]) => Promise<void> };
+    const del = proto.del;
+    proto.del = function (this: unknown, ...args: unknown[]) {
+      proto.del = del;
+      fs.cpSync(at, copy.path, { recursive: true, filter: (src) => !src.endsWith('.log') && !src.endsWith('LOCK') });
+      return del.apply(this, args);
+    };
+    try {
+      expect(await engine.deleteSegment(SEG)).toBe(true);
+    } finally {
+      proto.del = del;
+    }
+    const db = new ClassicLevel<Buffer, Buffer>(copy.path, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+    try {
+      const prefix = segmentDataPrefix(encodeSegmentId(SEG));
+      expect(await db.keys({ gte: prefix, lt: prefixSuccessor(prefix) }).all()).toEqual([]);
+    } finally {
+      await db.close();
+    }
+  });
 });
