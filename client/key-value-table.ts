@@ -13,14 +13,15 @@
  * client's write made in between.)
  */
 import { MAX_GET_KEYS, MAX_ITERATOR_PAGE_ITEMS } from '../proto/limits';
-import type { Entry } from '../proto/messages';
-import { InvalidArgumentError, ObjectClosedError, ServiceError } from './errors';
+import type { Entry, SubResponse } from '../proto/messages';
+import { InvalidArgumentError, ObjectClosedError, ServiceError, TableNotFoundError } from './errors';
 import { routingPoint, partitionIndex } from './internal/hashing';
 import { decodeState, IteratorState } from './internal/iterator-state';
-import type { RoutingTable } from './internal/routing';
+import type { Route, RoutingTable } from './internal/routing';
+import { getKeyBytes } from './internal/wire-codec';
 import { iteratePages } from './internal/table-iterator';
 import type { PageItemBuilder } from './internal/wire-decoder';
-import { TableTransport } from './internal/table-transport';
+import { StaleGrouping, TableTransport } from './internal/table-transport';
 import { EncodedModifications, MODIFICATION_TYPES, NO_TTL, UpdateEncoder } from './internal/update-encoder';
 import { versionsOf } from './internal/update-versions';
 import {
@@ -38,7 +39,6 @@ interface Batch {
   point: number;
   modifications: EncodedModifications;
   keys: unknown[];
-  bytes: number;
 }
 
 /** A table of keys K and values V; obtain one from `KeyValueTableFactory.forKeyValueTable`. */
@@ -145,21 +145,44 @@ export class KeyValueTable<K, V> implements AsyncDisposable {
     const list = listOf(keys, 'getAll', 'keys');
     if (list.length === 0) return [];
     const bytes = list.map((k, i) => this.serializeKey(k, familyLength, i));
-    const groups = family === null && list.length > 1 ? await this.groupByPartition(bytes) : [bytes.map((_, i) => i)];
     const out: (TableEntry<K, V> | null)[] = new Array(list.length).fill(null);
-    const fam = family ?? '';
-    await Promise.all(groups.flatMap((group) => chunk(group, MAX_GET_KEYS).map(async (indexes) => {
-      const point = routingPoint(family, bytes[indexes[0]]);
-      const refs = indexes.map((i) => ({ family: fam, key: bytes[i] }));
-      const size = refs.reduce((n, r) => n + r.key.length, 0);
-      const { response, segmentId } = await this.transport.execute((t) => t.routeOf(point), (segment) => ({ get: { segmentId: segment, keys: refs } }), size, {
-        read: true, keyAt: (i) => list[indexes[i]],
-      });
-      const entries = response.get?.entries ?? [];
-      if (entries.length !== refs.length) throw new ServiceError(`the store answered ${entries.length} entries for ${refs.length} keys`, { code: 'SERVICE_ERROR' });
-      indexes.forEach((i, j) => (out[i] = entries[j]?.found ? this.entryOf(list[i], entries[j], segmentId) : null));
-    })));
+    await this.readKeys({ family, familyLength, list, bytes, out }, list.map((_, i) => i));
     return out;
+  }
+
+  /**
+   * Reads the keys of `read` at `indexes` into `read.out`. Family-less keys are grouped by partition
+   * with the routing at hand; should a retry find the table with another partition count (deleted and
+   * created again), the group is regrouped with that routing rather than sent whole to one partition.
+   */
+  private async readKeys(read: KeysRead<K, V>, indexes: number[]): Promise<void> {
+    const { family, bytes } = read;
+    let groups = [indexes];
+    let partitionCount: number | undefined;
+    if (family === null && indexes.length > 1) {
+      const routing = await this.transport.routingTable();
+      partitionCount = routing.partitionCount;
+      groups = groupByPartition(indexes, (i) => partitionIndex(routingPoint(null, bytes[i]), routing.partitionCount));
+    }
+    const fam = family ?? '';
+    const keyBytes = (i: number) => getKeyBytes(read.familyLength, bytes[i].length);
+    await Promise.all(groups.flatMap((group) => slices(group, MAX_GET_KEYS, GET_REQUEST_BYTES, keyBytes).map(async (slice) => {
+      const point = routingPoint(family, bytes[slice[0]]);
+      const refs = slice.map((i) => ({ family: fam, key: bytes[i] }));
+      let answer: { response: SubResponse; segmentId: string };
+      try {
+        answer = await this.transport.execute((t) => {
+          if (partitionCount !== undefined && t.partitionCount !== partitionCount) throw new StaleGrouping(t.partitionCount);
+          return t.routeOf(point);
+        }, (segment) => ({ get: { segmentId: segment, keys: refs } }), { read: true, keyAt: (i) => read.list[slice[i]] });
+      } catch (err) {
+        if (err instanceof StaleGrouping) return this.readKeys(read, slice);
+        throw err;
+      }
+      const entries = answer.response.get?.entries ?? [];
+      if (entries.length !== refs.length) throw new ServiceError(`the store answered ${entries.length} entries for ${refs.length} keys`, { code: 'SERVICE_ERROR' });
+      slice.forEach((i, j) => (read.out[i] = entries[j]?.found ? this.entryOf(read.list[i], entries[j], answer.segmentId) : null));
+    })));
   }
 
   /** Pages of the keys (with versions) of one family, in unsigned bytewise order. */
@@ -186,9 +209,18 @@ export class KeyValueTable<K, V> implements AsyncDisposable {
   async *scanEntries(options: { maxKeysAtOnce?: number } = {}): AsyncGenerator<IteratorItem<TableEntry<K, V> & { family: string | null }>> {
     this.checkOpen();
     const maxItems = Math.min(options.maxKeysAtOnce ?? DEFAULT_ITERATOR_PAGE_ITEMS, MAX_ITERATOR_PAGE_ITEMS);
-    const routing = await this.transport.routingTable();
-    for (const partition of routing.allRoutes().map((r) => r.partition)) {
-      const pick = (t: RoutingTable) => t.allRoutes()[partition];
+    // The partitions as the controller has them now (a cached routing may be of a table since deleted).
+    const routing = await this.transport.routingTable(true);
+    for (const start of routing.allRoutes()) {
+      const partition = start.partition;
+      const pick = (t: RoutingTable): Route => {
+        const route = t.allRoutes()[partition];
+        if (t.partitionCount === routing.partitionCount && route.segmentId === start.segmentId) return route;
+        throw new TableNotFoundError(
+          `table ${this.name} changed during the scan: partition ${partition} of ${routing.partitionCount} was segment ${start.segmentId}, and the table now has ${t.partitionCount} partitions (deleted and created again, or a store removed); scan again`,
+          { table: this.name },
+        );
+      };
       let after: Uint8Array = Buffer.alloc(0);
       for (;;) {
         this.checkOpen();
@@ -229,7 +261,7 @@ export class KeyValueTable<K, V> implements AsyncDisposable {
     const encoder = new UpdateEncoder(family ?? '', 1);
     encoder.add(MODIFICATION_TYPES[type], keyBytes, valueBytes, condition, checkTtl(ttlMs));
     const batch: Batch = {
-      point: routingPoint(family, keyBytes), modifications: encoder.finish(), keys: [key], bytes: encoder.dataBytes,
+      point: routingPoint(family, keyBytes), modifications: encoder.finish(), keys: [key],
     };
     return (await this.send(batch))[0];
   }
@@ -250,7 +282,7 @@ export class KeyValueTable<K, V> implements AsyncDisposable {
       keys[i] = m.key;
     }
     checkBatchBytes(encoder.dataBytes);
-    return { point: routingPoint(family, EMPTY), modifications: encoder.finish(), keys, bytes: encoder.dataBytes };
+    return { point: routingPoint(family, EMPTY), modifications: encoder.finish(), keys };
   }
 
   /**
@@ -285,7 +317,6 @@ export class KeyValueTable<K, V> implements AsyncDisposable {
     const { response, segmentId } = await this.transport.execute(
       (t) => t.routeOf(batch.point),
       (segment) => ({ update: { segmentId: segment, modifications } }),
-      batch.bytes,
       { keyAt: (i) => keys[i] },
     );
     return versionsOf(response.update ?? undefined, modifications.types, segmentId);
@@ -322,19 +353,6 @@ export class KeyValueTable<K, V> implements AsyncDisposable {
       prefix: this.boundOf(options.prefix, familyLength), from: this.boundOf(options.from, familyLength), to: this.boundOf(options.to, familyLength),
       toInclusive: options.toInclusive === true, reverse: options.reverse === true, after: undefined, done: false,
     };
-  }
-
-  /** Groups key indexes by partition (keys without a family spread over partitions). */
-  private async groupByPartition(keys: Uint8Array[]): Promise<number[][]> {
-    const routing = await this.transport.routingTable();
-    const groups = new Map<number, number[]>();
-    keys.forEach((k, i) => {
-      const p = partitionIndex(routingPoint(null, k), routing.partitionCount);
-      const g = groups.get(p);
-      if (g) g.push(i);
-      else groups.set(p, [i]);
-    });
-    return [...groups.values()];
   }
 
   private boundOf(bound: K | undefined, familyLength: number): Buffer {
@@ -380,9 +398,45 @@ export class KeyValueTable<K, V> implements AsyncDisposable {
   }
 }
 
-function chunk<T>(items: T[], size: number): T[][] {
-  if (items.length <= size) return [items];
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+/** A getAll under way: its keys, serialized, and where their entries go. */
+interface KeysRead<K, V> {
+  family: string | null;
+  familyLength: number;
+  list: K[];
+  bytes: Uint8Array[];
+  out: (TableEntry<K, V> | null)[];
+}
+
+/** Encoded bytes of the keys of one Get sub-request at most (a store answers at most 32 MiB of entries). */
+const GET_REQUEST_BYTES = 4 * 1024 * 1024;
+
+/** `indexes` grouped by `partitionOf`, each group in input order. */
+function groupByPartition(indexes: number[], partitionOf: (i: number) => number): number[][] {
+  const groups = new Map<number, number[]>();
+  for (const i of indexes) {
+    const p = partitionOf(i);
+    const g = groups.get(p);
+    if (g) g.push(i);
+    else groups.set(p, [i]);
+  }
+  return [...groups.values()];
+}
+
+/** `items` cut into runs of at most `maxCount` items and `maxBytes` (by `bytesOf`; a larger item goes alone). */
+function slices(items: number[], maxCount: number, maxBytes: number, bytesOf: (item: number) => number): number[][] {
+  const out: number[][] = [];
+  let current: number[] = [];
+  let bytes = 0;
+  for (const item of items) {
+    const b = bytesOf(item);
+    if (current.length > 0 && (current.length >= maxCount || bytes + b > maxBytes)) {
+      out.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(item);
+    bytes += b;
+  }
+  if (current.length > 0) out.push(current);
   return out;
 }

@@ -9,12 +9,12 @@
  * keys and values, see GetResponse) asks again for the rest, so callers always get every entry.
  */
 import * as grpc from '@grpc/grpc-js';
-import { MAX_GET_KEYS } from '../../proto/limits';
+import { MAX_GET_KEYS, MAX_MESSAGE_BYTES } from '../../proto/limits';
 import type { ExecuteResponse, GetRequest, SubResponse, WireError } from '../../proto/messages';
-import { ObjectClosedError, ServiceError, UnavailableError } from '../errors';
+import { InvalidArgumentError, ObjectClosedError, ServiceError, UnavailableError } from '../errors';
 import { callUnary, Connections } from './connections';
 import { ExecuteStreams } from './execute-streams';
-import type { ClientExecuteRequest, ClientSubRequest } from './wire-codec';
+import { ClientExecuteRequest, ClientSubRequest, subRequestBytes } from './wire-codec';
 
 /** Tuning of the coalescer. */
 export interface CoalescerOptions {
@@ -22,10 +22,14 @@ export interface CoalescerOptions {
   maxInFlight: number;
   /** Sub-requests in one Execute call. @default 512 */
   maxSubRequests: number;
-  /** Approximate key + value bytes in one Execute call (a full batch always fits alone). @default 16 MiB */
+  /**
+   * Encoded bytes of the sub-requests in one Execute call: keys, values, the key family repeated with
+   * every modification and get key, framing. A batch larger than this goes alone. Never more than
+   * {@link MAX_EXECUTE_BYTES} whatever is set. @default 16 MiB
+   */
   maxBytes: number;
   /**
-   * With at least this many key + value bytes queued per free call, the queue is shared evenly among
+   * With at least this many encoded bytes queued per free call, the queue is shared evenly among
    * the free calls instead of all going out in one (`Infinity`: never). Why: when every caller's
    * batch travels in one call, the store writes them all in one flush and all the callers then wait
    * together, each for the others' next batches to be staged, while the disk idles; two calls of half
@@ -66,8 +70,22 @@ export interface Pending {
   expired: boolean;
 }
 
+/**
+ * The most an Execute call carries: the gRPC message limit less room for a stream message's id. A call
+ * over it would be refused by grpc-js, and on a stream that cancels every call in flight on it.
+ */
+export const MAX_EXECUTE_BYTES = MAX_MESSAGE_BYTES - 1024;
+
 /** How often queued and in-flight requests are checked against their own deadlines. */
 const DEADLINE_SWEEP_MS = 25;
+
+/**
+ * The failure of a request that alone is over {@link MAX_EXECUTE_BYTES}: nothing is sent. (The table's
+ * own requests never are: updates are bounded by the batch limits and gets are split by size.)
+ */
+function tooLarge(bytes: number): InvalidArgumentError {
+  return new InvalidArgumentError(`request is ${bytes} bytes encoded; the maximum is ${MAX_EXECUTE_BYTES}`);
+}
 
 /** The failure of a request whose deadline passed before it could be sent (nothing was applied). */
 function notSent(address: string): UnavailableError {
@@ -119,8 +137,8 @@ export class Coalescer {
    * Queues `sub` for the store at `address`; resolves with its own sub-response (which may hold an
    * Error) or rejects with the transport error of the whole call.
    */
-  submit(address: string, sub: ClientSubRequest, bytes: number, deadline: number): Promise<SubResponse> {
-    const answer = this.enqueue(address, sub, bytes, deadline);
+  submit(address: string, sub: ClientSubRequest, deadline: number): Promise<SubResponse> {
+    const answer = this.enqueue(address, sub, deadline);
     return sub.get ? answer.then((response) => this.completeGet(address, sub.get!, response, deadline)) : answer;
   }
 
@@ -131,16 +149,17 @@ export class Coalescer {
     const entries = first.slice();
     while (entries.length < get.keys.length) {
       const keys = get.keys.slice(entries.length);
-      const bytes = keys.reduce((n, k) => n + k.key.length, 0);
-      const more = await this.enqueue(address, { get: { segmentId: get.segmentId, keys } }, bytes, deadline);
+      const more = await this.enqueue(address, { get: { segmentId: get.segmentId, keys } }, deadline);
       if (more.error) return { error: { ...more.error, index: more.error.index >= 0 ? more.error.index + entries.length : -1 } };
       for (const e of more.get?.entries ?? []) entries.push(e);
     }
     return { get: { entries: entries.length > get.keys.length ? entries.slice(0, get.keys.length) : entries } };
   }
 
-  private enqueue(address: string, sub: ClientSubRequest, bytes: number, deadline: number): Promise<SubResponse> {
+  private enqueue(address: string, sub: ClientSubRequest, deadline: number): Promise<SubResponse> {
     if (this.closed) return Promise.reject(new ObjectClosedError('the client was closed'));
+    const bytes = subRequestBytes(sub);
+    if (bytes > MAX_EXECUTE_BYTES) return Promise.reject(tooLarge(bytes));
     let q = this.stores.get(address);
     if (!q) {
       q = { address, queue: [], sending: [], bytes: 0, inFlight: 0, scheduled: false };
@@ -224,10 +243,11 @@ export class Coalescer {
   private take(q: StoreQueue, count: number): Pending[] {
     const now = Date.now();
     const batch: Pending[] = [];
+    const maxBytes = Math.min(this.options.maxBytes, MAX_EXECUTE_BYTES);
     let bytes = 0;
     while (q.queue.length > 0 && batch.length < count) {
       const next = q.queue[0];
-      if (batch.length > 0 && bytes + next.bytes > this.options.maxBytes) break;
+      if (batch.length > 0 && bytes + next.bytes > maxBytes) break;
       q.queue.shift();
       q.bytes -= next.bytes;
       if (next.deadline <= now) {

@@ -39,6 +39,17 @@ export interface TransportSettings {
   logger?: { debug?(msg: string, fields?: Record<string, unknown>): void };
 }
 
+/**
+ * Thrown by a request's route pick when the routing it finds no longer fits how the request was put
+ * together (keys grouped by partition under another partition count: the table was deleted and created
+ * again). Not retried here: the caller regroups the keys with the new routing.
+ */
+export class StaleGrouping extends Error {
+  constructor(readonly partitionCount: number) {
+    super(`the table now has ${partitionCount} partitions; regroup the request`);
+  }
+}
+
 /** A failed sub-response, thrown so that one catch handles wire and transport errors alike. */
 class SubError {
   constructor(readonly error: WireError) {}
@@ -67,8 +78,12 @@ export class TableTransport {
     this.closed = true;
   }
 
-  /** The current routing (fetched if needed), for callers that spread work over partitions. */
-  async routingTable(): Promise<RoutingTable> {
+  /**
+   * The routing (fetched if needed), for callers that spread work over partitions; `fresh`: asked of
+   * the controller now, unless it cannot be reached (then the cached routing serves).
+   */
+  async routingTable(fresh = false): Promise<RoutingTable> {
+    if (fresh) await beforeDeadline(this.routing.refresh(), Date.now() + this.settings.timeoutMs, this.tableName).catch(() => undefined);
     let table: RoutingTable | undefined;
     await this.withRetries((t) => {
       table = t;
@@ -81,11 +96,10 @@ export class TableTransport {
   execute(
     pick: (t: RoutingTable) => Route,
     build: (segmentId: string) => ClientSubRequest,
-    bytes: number,
     policy: RequestPolicy,
   ): Promise<{ response: SubResponse; segmentId: string }> {
     return this.withRetries(pick, async (route, deadline) => {
-      const response = await this.coalescer.submit(route.address, build(route.segmentId), bytes, deadline);
+      const response = await this.coalescer.submit(route.address, build(route.segmentId), deadline);
       if (response.error) throw new SubError(response.error);
       return { response, segmentId: route.segmentId };
     }, policy);
@@ -136,6 +150,7 @@ export class TableTransport {
         return await attempt(route, deadline);
       } catch (err) {
         this.checkOpen();
+        if (err instanceof StaleGrouping) throw err;
         if (kvtCodeOf(err) === 'SEGMENT_NOT_FOUND' && !refreshedForSegment) {
           refreshedForSegment = true;
           staleGeneration = route?.generation ?? '';

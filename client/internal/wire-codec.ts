@@ -144,6 +144,20 @@ function subRequestSizes(s: SubRequest | ClientSubRequest): SubSizes {
   return { member, items };
 }
 
+/**
+ * Bytes `sub` takes in an encoded `ExecuteRequest` (what the coalescer counts against a message's
+ * size: keys, values, the key family repeated with every modification and get key, and the framing).
+ * Gets merged into one sub-request take a little less than the sum of theirs.
+ */
+export function subRequestBytes(sub: ClientSubRequest): number {
+  return fieldSize(sub.update ?? sub.get ? fieldSize(subRequestSizes(sub).member) : 0);
+}
+
+/** Bytes one key of a Get takes in an encoded `ExecuteRequest` (family and key with their framing). */
+export function getKeyBytes(familyBytes: number, keyBytes: number): number {
+  return fieldSize((familyBytes ? fieldSize(familyBytes) : 0) + (keyBytes ? fieldSize(keyBytes) : 0));
+}
+
 function writeSubRequest(w: Writer, s: SubRequest | ClientSubRequest, sizes: SubSizes): void {
   const body: AnyUpdate | GetRequest | null | undefined = s.update ?? s.get;
   w.tagLen((1 << 3) | 2, body ? fieldSize(sizes.member) : 0);

@@ -54,7 +54,7 @@ describe('the error of an update whose call broke', () => {
     return new TableTransport('s/t', 's', 't', connections, coalescer, { timeoutMs: 1000, retry: { maxRetries: 0, initialBackoffMs: 1, maxBackoffMs: 1 } }, routing);
   }
   const send = (t: TableTransport, read: boolean) =>
-    t.execute((r) => r.routeOf(0), (segmentId) => ({ get: { segmentId, keys: [] } }), 0, { read });
+    t.execute((r) => r.routeOf(0), (segmentId) => ({ get: { segmentId, keys: [] } }), { read });
 
   it('is an UnavailableError with maybeApplied for a stream broken by RESOURCE_EXHAUSTED, and a ServiceError for a read', async () => {
     const broken = statusError(grpc.status.RESOURCE_EXHAUSTED, 'Sent message larger than max');
