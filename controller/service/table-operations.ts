@@ -10,7 +10,9 @@
  * same partition count meanwhile tries to finish it the same way, within `createWaitMs`: created=true
  * once it is ACTIVE, else UNAVAILABLE again. (Answering created=false, as for a table that exists,
  * turned the first caller's retry of its UNAVAILABLE into "exists" for a table nobody could use yet.)
- * Another partition count, or any other state: created=false.
+ * Creating a table left DELETING first finishes the delete the same way, within `createWaitMs`, then
+ * creates the table anew; else UNAVAILABLE (it was answered created=false, for a table about to be
+ * gone). Another partition count of a CREATING table, or an ACTIVE one: created=false.
  *
  * Delete: persist DELETING, DeleteSegment on every store, then remove the metadata and answer
  * deleted=true. Unreachable stores: as for create, UNAVAILABLE after `createWaitMs`, the table stays
@@ -67,11 +69,16 @@ export class TableOperations {
     return this.locks.run(tableKey(scope, table), async () => {
       if (!this.meta.hasScope(scope)) throw scopeNotFound(scope);
       const existing = this.meta.getTable(scope, table);
-      if (existing) {
-        if (existing.state !== 'CREATING' || existing.partitionCount !== partitionCount) return false;
-        return this.finishCreate(existing, this.clock() + this.options.createWaitMs);
-      }
       const waitUntil = this.clock() + this.options.createWaitMs;
+      if (existing?.state === 'DELETING') {
+        // Not a table that exists: finish deleting it first (or fail UNAVAILABLE, it stays DELETING).
+        await this.retryUntil(existing, 'delete', waitUntil);
+        await this.meta.removeTable(scope, table);
+        this.logger.info('table deleted', { table: tableKey(scope, table), beforeCreate: true });
+      } else if (existing) {
+        if (existing.state !== 'CREATING' || existing.partitionCount !== partitionCount) return false;
+        return this.finishCreate(existing, waitUntil);
+      }
       if (!(await this.registry.waitForPlaceableStore(waitUntil, () => this.stopping))) {
         throw new KvtFault(
           ErrorCodes.UNAVAILABLE,

@@ -236,6 +236,12 @@ describe('removing a dead segment store', () => {
       expect(deleting.state).toBe('DELETING');
       expect(deleting.partitions.map((p) => [p.store.id, p.store.live])).toEqual([[c.storeIds[0], true], [c.storeIds[1], false]]);
       expect(await storeSegments(c.storeClient(0))).toEqual([]);
+      // Creating it again meanwhile tries to finish the delete first (before: created=false, so the
+      // caller took it for an existing table, whose puts then failed DELETING until it was gone).
+      const creator = controllerClient(c.controller.address);
+      const again = await failureOf(creator.call('CreateTable', { scope: 's', table: 'd', config: { partitionCount: 2 } })).finally(() => creator.close());
+      expect([again.kvtCode, again.message]).toEqual(['UNAVAILABLE', expect.stringContaining('table s/d stays DELETING')]);
+      expect((await manager.describeKeyValueTable('s', 'd')).state).toBe('DELETING');
 
       // A table being deleted loses nothing: no force needed.
       const removal = await manager.removeSegmentStore(c.storeIds[1]);
@@ -243,6 +249,10 @@ describe('removing a dead segment store', () => {
       expect(removal.deletingTables).toEqual([{ scope: 's', name: 'd' }]);
       expect(await rejection(manager.getKeyValueTableConfiguration('s', 'd'))).toBeInstanceOf(TableNotFoundError);
       expect(await manager.deleteKeyValueTable('s', 'd')).toBe(false);
+      // Gone, it is created anew.
+      expect(await manager.createKeyValueTable('s', 'd', { partitionCount: 2 })).toBe(true);
+      expect((await manager.describeKeyValueTable('s', 'd')).state).toBe('ACTIVE');
+      expect(await manager.deleteKeyValueTable('s', 'd')).toBe(true);
       expect(await manager.deleteScope('s')).toBe(true);
     });
   });
