@@ -10,9 +10,12 @@ export { partitionOf } from './table-description';
 export type { KeyValueTableDescription, KeyValueTableState, PartitionDescription, SegmentContents } from './table-description';
 export { KeyValueTableFactory } from './key-value-table-factory';
 export type { KeyValueTableConfig } from './key-value-table-factory';
-export { KeyValueTable } from './key-value-table';
+export type { KeyValueTable } from './key-value-table';
+export { GrpcKeyValueTable } from './grpc-key-value-table';
+export { InMemoryKeyValueTable } from './in-memory-key-value-table';
+export type { InMemoryKeyValueTableOptions } from './in-memory-key-value-table';
 export type {
-  IteratorItem, IteratorOptions, TableEntry, TableEntryUpdate, TableKey, TableModification, TtlOptions,
+  IteratorItem, IteratorOptions, ScannedEntry, ScanOptions, TableEntry, TableEntryUpdate, TableKey, TableModification, TtlOptions,
 } from './types';
 export { Version } from './version';
 export { Serializers } from './serializers';

@@ -9,7 +9,8 @@ import { Coalescer } from './internal/coalescer';
 import { Connections } from './internal/connections';
 import { RoutingCache } from './internal/routing';
 import { TableTransport } from './internal/table-transport';
-import { KeyValueTable } from './key-value-table';
+import { GrpcKeyValueTable } from './grpc-key-value-table';
+import type { KeyValueTable } from './key-value-table';
 import { checkFactoryOptions, defaultKeyValueTableFactoryOptions, KeyValueTableFactoryInput, KeyValueTableFactoryOptions, mergeOptions } from './options';
 import type { Serializer } from './serializers';
 
@@ -33,7 +34,7 @@ export function checkName(field: 'scope' | 'table', name: unknown): string {
 export class KeyValueTableFactory implements AsyncDisposable {
   private readonly connections: Connections;
   private readonly coalescer: Coalescer;
-  private readonly tables = new Set<KeyValueTable<unknown, unknown>>();
+  private readonly tables = new Set<GrpcKeyValueTable<unknown, unknown>>();
   /** Routing per table name, shared by every handle of that table. */
   private readonly routings = new Map<string, RoutingCache>();
   private closed = false;
@@ -55,7 +56,8 @@ export class KeyValueTableFactory implements AsyncDisposable {
   }
 
   /**
-   * A handle on table `name` (no round trip: a missing table shows up as TableNotFoundError on first use).
+   * A handle on table `name` (no round trip: a missing table shows up as TableNotFoundError on first use),
+   * a {@link GrpcKeyValueTable}.
    * @throws InvalidArgumentError when the name is invalid; ObjectClosedError after close().
    */
   forKeyValueTable<K, V>(name: string, config: KeyValueTableConfig<K, V>): KeyValueTable<K, V> {
@@ -65,10 +67,10 @@ export class KeyValueTableFactory implements AsyncDisposable {
     const fullName = `${this.scope}/${name}`;
     const transport = new TableTransport(fullName, this.scope, name, this.connections, this.coalescer, this.options, this.routings.get(name));
     this.routings.set(name, transport.routing);
-    const table: KeyValueTable<K, V> = new KeyValueTable(fullName, transport, config.keySerializer, config.valueSerializer, () => {
-      this.tables.delete(table as KeyValueTable<unknown, unknown>);
+    const table: GrpcKeyValueTable<K, V> = new GrpcKeyValueTable(fullName, transport, config.keySerializer, config.valueSerializer, () => {
+      this.tables.delete(table as GrpcKeyValueTable<unknown, unknown>);
     });
-    this.tables.add(table as KeyValueTable<unknown, unknown>);
+    this.tables.add(table as GrpcKeyValueTable<unknown, unknown>);
     return table;
   }
 

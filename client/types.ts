@@ -56,8 +56,17 @@ export interface IteratorOptions<K> {
   fromState?: string;
 }
 
-/** Per-entry expiry, honoured on read by the segment store's clock. */
+/** Per-entry expiry, honoured on read by the segment store's clock (the in-memory table's: its `clock`). */
 export interface TtlOptions {
   /** Milliseconds until the entry expires. */
   ttlMs?: number;
 }
+
+/** Options of scanEntries. */
+export interface ScanOptions {
+  /** Items per page at most (a page never spans two partitions). @default 10 */
+  maxKeysAtOnce?: number;
+}
+
+/** An entry as a scan returns it: with its key family (null for a family-less key). */
+export type ScannedEntry<K, V> = TableEntry<K, V> & { family: string | null };
