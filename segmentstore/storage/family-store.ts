@@ -13,8 +13,6 @@
  * LevelDB read runs under an overlay read registration so a chunk committed meanwhile is still seen
  * in the overlay. A failed flush invalidates every directory and the cache (see {@link invalidate}).
  */
-import { ErrorCodes } from '../../proto/error-codes';
-import { KvtFault } from '../../proto/runtime/status';
 import { ByteLru } from './byte-lru';
 import { ChunkEntry, decodeChunk, searchChunk } from './chunk-codec';
 import { ChunkWork } from './chunk-work';
@@ -29,8 +27,6 @@ import { CheckedModification } from './validation';
 
 const DATA_FAMILY = 0x46; // 'F'
 
-/** Reads of a chunk from LevelDB a point read tries while writers keep changing it. */
-const POINT_READ_TRIES = 8;
 /** A family of at most this many chunks is loaded with its records in one read. */
 const SMALL_FAMILY_CHUNKS = 4;
 /** Default bytes of family directories kept in memory. */
@@ -288,59 +284,44 @@ export class FamilyStore {
   }
 
   /**
-   * Point read of one key of a keyed family. With the family's directory in memory the chunk holding
-   * the key is the directory's (as staged): its record comes from the overlay (`staged`, when set, is
-   * the batch the caller waits for before answering: that write is not durable yet), the cache, or
-   * LevelDB by its exact key, never by LevelDB's floor, which may still hold a chunk the overlay has
-   * removed or lack one it has added. Without the directory in memory no write of the family waits
-   * for LevelDB (a directory stays pinned until then), so LevelDB's floor chunk is the right one.
+   * Where a point read of one key of a keyed family finds it, decided synchronously (so that every
+   * key of one Get is located at the same instant; see point-reader.ts). With the family's directory
+   * in memory the key's chunk is the directory's (as staged): its record is in the overlay (`staged`,
+   * when set, is the batch the caller waits for before answering: that write is not durable yet), in
+   * the cache, or in LevelDB under its exact key (`chunkKey`), never LevelDB's floor, which may still
+   * hold a chunk the overlay has removed or lack one it has added. Without the directory in memory no
+   * write of the family waits for LevelDB (a directory stays pinned until then), so the chunk is
+   * LevelDB's floor of the key (`floorOf`: the family's prefix and the key's storage key).
    */
-  async read(seg: SegmentState, family: string, key: Buffer, now: number): Promise<{ entry: FoundEntry | undefined; staged: StagedBatch | undefined }> {
+  locate(seg: SegmentState, family: string, key: Buffer, now: number): FamilyKeyLocation {
     const prefix = familyPrefix(seg.dataPrefix, family);
-    const dirId = prefix.toString('latin1');
-    const keyId = key.toString('latin1');
-    for (let attempt = 1; ; attempt++) {
-      const dir = this.cachedDirectory(seg, dirId, false);
-      if (!dir) return this.readFloor(prefix, key, now);
-      const c = dir.floor(keyId);
-      // No chunk left: the writes that emptied the family are staged or applied (batches flush in
-      // order, so the segment's newest batch being durable covers them).
-      if (c < 0) return { entry: undefined, staged: notDurable(seg.lastBatch) };
-      const id = this.chunkId(dir, c);
-      const staged = this.ctx.overlay.get(id);
-      if (staged) return { entry: findIn(staged.value, key, now), staged: notDurable(staged.batch) };
-      const cached = this.chunks.peek(id);
-      if (cached) return { entry: findIn(cached, key, now), staged: undefined };
-      // Registered, so that a write of this chunk applied while LevelDB is read stays in the overlay.
-      const token = this.ctx.overlay.beginRead();
-      try {
-        const record = await this.ctx.db.get(dir.keys[c]);
-        // Nothing staged meanwhile moved the key or rewrote its chunk: what was read is its record.
-        if (this.cachedDirectory(seg, dirId, false) === dir && dir.floor(keyId) === c && this.chunkId(dir, c) === id && !this.ctx.overlay.get(id)) {
-          return { entry: findIn(record ?? null, key, now), staged: undefined };
-        }
-      } finally {
-        this.ctx.overlay.endRead(token);
-      }
-      // (Read again: the staged chunk now answers from memory. Only writes of this very chunk landing
-      // during each of these reads can keep it from an answer.)
-      if (attempt >= POINT_READ_TRIES) throw new KvtFault(ErrorCodes.UNAVAILABLE, `key family ${JSON.stringify(family)} changed during each of ${POINT_READ_TRIES} reads; try again`);
-    }
-  }
-
-  /** The key's entry in LevelDB's chunk holding it (the greatest chunk key at or below it), one snapshot. */
-  private async readFloor(prefix: Buffer, key: Buffer, now: number): Promise<{ entry: FoundEntry | undefined; staged: undefined }> {
-    const storageKey = Buffer.concat([prefix, key]);
-    const found = await this.ctx.db.iterator({ gte: prefix, lte: storageKey, reverse: true, limit: 1, keyEncoding: 'buffer', valueEncoding: 'buffer' }).all();
-    return { entry: found.length > 0 ? findIn(found[0][1], key, now) : undefined, staged: undefined };
+    const dir = this.cachedDirectory(seg, prefix.toString('latin1'), false);
+    if (!dir) return { floorOf: { prefix, storageKey: Buffer.concat([prefix, key]) } };
+    const c = dir.floor(key.toString('latin1'));
+    // No chunk left: the writes that emptied the family are staged or applied (batches flush in
+    // order, so the segment's newest batch being durable covers them).
+    if (c < 0) return { found: { entry: undefined, staged: notDurable(seg.lastBatch) } };
+    const id = this.chunkId(dir, c);
+    const staged = this.ctx.overlay.get(id);
+    if (staged) return { found: { entry: findIn(staged.value, key, now), staged: notDurable(staged.batch) } };
+    const cached = this.chunks.peek(id);
+    if (cached) return { found: { entry: findIn(cached, key, now), staged: undefined } };
+    return { chunkKey: dir.keys[c] };
   }
 }
+
+/** Where {@link FamilyStore.locate} found a key: answered from memory, or a LevelDB record to read. */
+export type FamilyKeyLocation =
+  | { found: { entry: FoundEntry | undefined; staged: StagedBatch | undefined }; chunkKey?: undefined; floorOf?: undefined }
+  | { chunkKey: Buffer; found?: undefined; floorOf?: undefined }
+  | { floorOf: { prefix: Buffer; storageKey: Buffer }; found?: undefined; chunkKey?: undefined };
 
 function notDurable(batch: StagedBatch | undefined): StagedBatch | undefined {
   return batch && !batch.durable ? batch : undefined;
 }
 
-function findIn(record: Buffer | null, key: Buffer, now: number): FoundEntry | undefined {
+/** The live entry of `key` in chunk record `record` (null: no record), if any. */
+export function findIn(record: Buffer | null, key: Buffer, now: number): FoundEntry | undefined {
   if (!record) return undefined;
   const entries = decodeChunk(record);
   const at = searchChunk(entries, key);
