@@ -104,6 +104,11 @@ export function liveEntries(family: FamilyModel, now: number): [string, ModelEnt
     .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
 }
 
+/** `value head:length@sequence`: the form both sides of a comparison are put in. */
+export function entryString(value: string, sequence: number | string): string {
+  return `${value.slice(0, 12)}:${value.length}@${sequence}`;
+}
+
 /** The workload's key number `n`: `k0000`, `k0001`, … (sorts like its number). */
 export function keyName(n: number): string {
   return `k${String(n).padStart(4, '0')}`;

@@ -22,6 +22,16 @@ import { guard } from './load';
 const TTLS_MS = [30, 80, 200];
 const TTL_SHARE = 0.15;
 
+/** Options of an entry iteration of the workload. */
+export interface IterationOptions {
+  maxKeysAtOnce: number;
+  reverse: boolean;
+  prefix?: string;
+  from?: string;
+  to?: string;
+  toInclusive?: boolean;
+}
+
 /** The keys of the workload. */
 export interface WorkloadKeys {
   families: string[];
@@ -85,10 +95,10 @@ export class WorkloadClient {
 
   constructor(
     readonly client: number,
-    private readonly table: KeyValueTable<string, string>,
-    private readonly recorder: HistoryRecorder,
-    private readonly keys: WorkloadKeys,
-    private readonly rand: () => number,
+    protected readonly table: KeyValueTable<string, string>,
+    protected readonly recorder: HistoryRecorder,
+    protected readonly keys: WorkloadKeys,
+    protected readonly rand: () => number,
   ) {}
 
   /** Runs operations until `maxOps` were run or `until()` says so. */
@@ -121,12 +131,12 @@ export class WorkloadClient {
     return this.batch(family);
   }
 
-  private pick<T>(items: readonly T[]): T {
+  protected pick<T>(items: readonly T[]): T {
     return items[Math.floor(this.rand() * items.length)];
   }
 
   /** `count` distinct items of `items`, in random order. */
-  private some<T>(items: readonly T[], count: number): T[] {
+  protected some<T>(items: readonly T[], count: number): T[] {
     const rest = [...items];
     const out: T[] = [];
     while (out.length < count && rest.length > 0) out.push(rest.splice(Math.floor(this.rand() * rest.length), 1)[0]);
@@ -138,7 +148,7 @@ export class WorkloadClient {
   }
 
   /** A new value for `key` (unique: its client, the client's operation number and the key). */
-  private value(key: string): string {
+  protected value(key: string): string {
     return `c${this.client}.${++this.n}.${key}`;
   }
 
@@ -149,7 +159,7 @@ export class WorkloadClient {
   }
 
   /** A condition: mostly the version this client last saw of the key, sometimes an older one. */
-  private condition(family: string | null, key: string): Version {
+  protected condition(family: string | null, key: string): Version {
     const last = this.seen.get(`${this.group(family, key)}/${key}`);
     if (last && this.rand() < 0.8) return last;
     if (this.history.length > 0 && this.rand() < 0.7) return this.pick(this.history);
@@ -184,7 +194,7 @@ export class WorkloadClient {
   }
 
   /** A TTL for a write, for one write in TTL_SHARE; else undefined (it never expires). */
-  private ttl(): number | undefined {
+  protected ttl(): number | undefined {
     return this.rand() < TTL_SHARE ? this.pick(TTLS_MS) : undefined;
   }
 
@@ -201,7 +211,7 @@ export class WorkloadClient {
   }
 
   /** A single-key update: put, putIfAbsent, replace, or remove with or without a version. */
-  private single(family: string | null, key: string, r: number): Promise<void> {
+  protected single(family: string | null, key: string, r: number): Promise<void> {
     if (r < 0.35) return this.put(family, key, this.ttl());
     if (r < 0.5) {
       const value = this.value(key);
@@ -235,7 +245,7 @@ export class WorkloadClient {
     return this.update(family, 'update', mods.map(toModelMod), () => this.table.update(family, mods));
   }
 
-  private modification(family: string, key: string): TableModification<string, string> {
+  protected modification(family: string, key: string): TableModification<string, string> {
     const r = this.rand();
     if (r < 0.3) return { type: 'insert', key, value: this.value(key), ttlMs: this.ttl() };
     if (r < 0.5) return { type: 'put', key, value: this.value(key), ttlMs: this.ttl() };
@@ -251,7 +261,7 @@ export class WorkloadClient {
   }
 
   /** Runs an update and records it with its outcome. */
-  private async update(family: string | null, name: string, mods: Mod[], call: () => Promise<(Version | null)[]>): Promise<void> {
+  protected async update(family: string | null, name: string, mods: Mod[], call: () => Promise<(Version | null)[]>): Promise<void> {
     const key = (mods.find((m) => m.type !== 'removeRange') as { key: string } | undefined)?.key ?? '';
     const op = { id: this.recorder.id(), client: this.client, group: this.group(family, key), name, invokedAt: performance.now(), f: 'update' as const, mods };
     try {
@@ -277,18 +287,24 @@ export class WorkloadClient {
     }
   }
 
-  /**
-   * An iteration of random options, each page recorded as an observation of its stretch of the range:
-   * from the previous page's last key (exclusive) to its own last key, or to the end of the range
-   * when it is short (the last page). The end of an iteration that needed one more call to find
-   * nothing is recorded over both calls: its (empty) answer may have come with the last page.
-   */
-  private async iterate(family: string): Promise<void> {
+  /** An iteration of random options (see {@link iterateWith}). */
+  private iterate(family: string): Promise<void> {
     const { options, base } = this.iteratorOptions();
+    return this.iterateWith(family, options, base);
+  }
+
+  /**
+   * An iteration of `family` with `options` (`base`: its range as the model sees it), each page
+   * recorded as an observation of its stretch of the range: from the previous page's last key
+   * (exclusive) to its own last key, or to the end of the range when it is short (the last page). The
+   * end of an iteration that needed one more call to find nothing is recorded over both calls: its
+   * (empty) answer may have come with the last page. At most `maxPages` pages are read.
+   */
+  protected async iterateWith(family: string, options: IterationOptions, base: KeyRange, maxPages = 20): Promise<void> {
     const pages = this.table.entryIterator(family, options)[Symbol.asyncIterator]();
     let after: string | undefined;
     let previousInvokedAt: number | undefined;
-    for (let n = 0; n < 20; n++) {
+    for (let n = 0; n < maxPages; n++) {
       const invokedAt = performance.now();
       let next: IteratorResult<{ items: TableEntry<string, string>[] }>;
       try {
@@ -312,7 +328,7 @@ export class WorkloadClient {
     }
   }
 
-  private iteratorOptions(): { options: { maxKeysAtOnce: number; reverse: boolean; prefix?: string; from?: string; to?: string; toInclusive?: boolean }; base: KeyRange } {
+  private iteratorOptions(): { options: IterationOptions; base: KeyRange } {
     const maxKeysAtOnce = 1 + Math.floor(this.rand() * 3);
     const reverse = this.rand() < 0.5;
     const r = this.rand();

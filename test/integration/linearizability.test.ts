@@ -16,6 +16,15 @@
  * of unknown outcome took effect once at some point after its invocation, or never. A second test stalls a store's disk to SIGKILL it at the
  * moment a write is staged and not yet durable.
  *
+ * A third runs stores that hold their logged writes back from LevelDB for seconds
+ * (`--durable-log-apply-ms`) and cache no chunks, on two key families spanning ten chunks each
+ * (test/harness/wide-workload.ts): aligned runs filling them, whole chunks removed by a range, key by
+ * key and up to the family's end, ranges across a chunk boundary, a chunk removed and rewritten in one
+ * update, each followed at once by a get and a getAll of the keys removed and around the boundary;
+ * runs that split a chunk in the same flush as a write bigger than an apply slice; iterations both
+ * ways in small pages; stores SIGKILLed now and then (their logs replayed). Its length is
+ * KVT_LINEAR_WIDE_SECONDS (default 10).
+ *
  * KVT_LINEAR_ROUNDS (default 1) rounds of KVT_LINEAR_SECONDS (default 20) each, on a fresh table each,
  * and KVT_LINEAR_SEED (default 1) run it longer or with other seeds; the seed is printed with every
  * failure and in the summary line.
@@ -28,6 +37,8 @@ import { KeyValueTableFactory, KeyValueTableManager, Serializers } from '../../c
 import { modelKnob } from '../harness/engine-model';
 import { checkKvHistory, groupsObservingExpiry } from '../harness/kv-model';
 import { HistoryRecorder, WorkloadClient, WorkloadKeys } from '../harness/kv-workload';
+import { paddedValues, WIDE_CHUNK_KEYS, WideFamilyClient, wideKey } from '../harness/wide-workload';
+import type { Routing } from '../../proto/messages';
 import { fetchRouting, mulberry32, ownerOf } from '../harness/oracle';
 import { freePort, REPO_ROOT, startController, startSegmentStore, tempDir, TestCluster } from '../harness/process';
 
@@ -48,6 +59,15 @@ const CLIENT = { timeoutMs: 2_000, retry: { maxRetries: 6, initialBackoffMs: 25,
  */
 const TTL_SLACK_MS = 10;
 const PRELOAD = path.join(REPO_ROOT, 'test', 'harness', 'leveldb-fault-preload.cjs');
+/** The wide-family variant: its length (KVT_LINEAR_WIDE_SECONDS), clients, keys (10 chunks' worth), and its stores' flags. */
+const WIDE_SECONDS = modelKnob('KVT_LINEAR_WIDE_SECONDS', 10);
+const WIDE_CLIENTS = 4;
+const WIDE_KEYS = 10 * WIDE_CHUNK_KEYS;
+/**
+ * Logged writes wait up to 3 s for LevelDB (readers' iterators and the log's size apply them sooner);
+ * no chunk cache, so that point reads take the chunks the overlay does not hold from LevelDB.
+ */
+const HELD_BACK = ['--durable-log-apply-ms', '3000', '--chunk-cache-mb', '0'];
 
 /** The wall clock (the stores' expiry clock) minus the monotonic one the history is recorded by. */
 const clockGap = (): number => Date.now() - (performance.timeOrigin + performance.now());
@@ -178,6 +198,75 @@ describe('linearizability of a condition checked against a write that a crash ta
   });
 });
 
+describe('linearizability of key families spanning many chunks, with the stores\' applies held back for seconds', () => {
+  let cluster: TestCluster;
+
+  beforeAll(async () => {
+    cluster = await TestCluster.start({ stores: 2, stableStorePorts: true, storeArgs: HELD_BACK });
+  });
+  afterAll(async () => {
+    await cluster?.[Symbol.asyncDispose]();
+  });
+
+  it(`keeps every wide family's history linearizable through whole-chunk removals, cut boundaries, reads right after and iterations both ways (seed ${SEED}, ${WIDE_SECONDS} s)`, async () => {
+    const seed = SEED * 1000 + 500;
+    const table = 'wide';
+    const routing = await createTable(cluster, table);
+    const keys: WorkloadKeys = { families: spread(routing, table, 'w', 1), familyKeys: Array.from({ length: WIDE_KEYS }, (_, i) => wideKey(i)), soloKeys: [] };
+    // A ballast family beside each wide family, on its store.
+    const ballasts = spread(routing, table, 'ballast', 1);
+    const ballastFamily = new Map(keys.families.map((f) => [f, ballasts.find((b) => ownerOf(routing, b) === ownerOf(routing, f))!]));
+    const recorder = new HistoryRecorder();
+    const gapBefore = clockGap();
+    const kills = { count: 0 };
+    const factories = Array.from({ length: WIDE_CLIENTS }, () => KeyValueTableFactory.withScope('lin', { controller: cluster.controllerAddress, ...CLIENT }));
+    let clients: WideFamilyClient[] = [];
+    try {
+      clients = factories.map((f, c) => new WideFamilyClient(c, f.forKeyValueTable(table, { keySerializer: Serializers.utf8, valueSerializer: paddedValues() }), recorder, keys, mulberry32(seed * 100 + c), ballastFamily));
+      const end = Date.now() + WIDE_SECONDS * 1000;
+      const killing = killStores(cluster, seed, end, kills);
+      await Promise.all(clients.map((c) => c.run(MAX_OPS_PER_CLIENT, () => Date.now() >= end)));
+      await killing;
+      for (const c of clients) await c.readEverything();
+    } finally {
+      for (const f of factories) await f.close();
+    }
+    expect(recorder.unexpected).toEqual([]);
+    const check = checkKvHistory(recorder.ops, { ttlSlackMs: TTL_SLACK_MS + Math.abs(clockGap() - gapBefore) });
+    const found = [
+      ...check.conflicts,
+      ...check.groups.filter((g) => g.verdict !== 'linearizable').map((g) => g.report ?? `${g.group}: the search gave up after ${g.states} states`),
+    ];
+    const shapes = clients.reduce((sum, c) => { for (const [k, v] of Object.entries(c.shapes)) sum[k] = (sum[k] ?? 0) + v; return sum; }, {} as Record<string, number>);
+    const counts = recorder.counts;
+    console.log(`linearizability of wide families: seed ${SEED}, ${WIDE_SECONDS} s, ${recorder.ops.length} operations checked (${counts.pages} iterator pages, ${counts.conditionFailed} failed conditions, ` +
+      `${counts.unknown} of unknown outcome), shapes ${JSON.stringify(shapes)}, ${kills.count} store SIGKILLs, checker ${check.groups.reduce((n, g) => n + g.ms, 0)} ms over ` +
+      `${check.groups.reduce((n, g) => n + g.states, 0)} states, ${found.length} violation(s)`);
+    if (found.length > 0) found.unshift(`history in ${keepHistory(recorder, seed)}`);
+    expect(found.join('\n\n')).toBe('');
+    // The workload did what it is for.
+    expect(counts.acknowledged).toBeGreaterThan(100);
+    expect(counts.pages).toBeGreaterThan(20);
+    expect(shapes.readsAfter).toBeGreaterThan(20);
+  }, (WIDE_SECONDS + 60) * 1000);
+});
+
+/**
+ * SIGKILLs each store now and then until `end` (at least one second apart, the first after a
+ * second or more) and restarts it on its port with its flags: what its log held unapplied is replayed.
+ */
+async function killStores(cluster: TestCluster, seed: number, end: number, kills: { count: number }): Promise<void> {
+  await Promise.all(cluster.stores.map(async (_, store) => {
+    const rand = mulberry32(seed * 10 + store);
+    const pause = () => new Promise((r) => setTimeout(r, 1_000 + Math.floor(rand() * 3_000)));
+    for (await pause(); Date.now() + 1_500 < end; await pause()) {
+      await cluster.stores[store].kill('SIGKILL');
+      await cluster.restartStore(store, cluster.stores[store].port, HELD_BACK);
+      kills.count++;
+    }
+  }));
+}
+
 /** Writes a round's history (its operations, as JSON) to a file that outlives the test; returns its path. */
 function keepHistory(recorder: HistoryRecorder, seed: number): string {
   const file = path.join(os.tmpdir(), `kvt-linearizability-${seed}-${Date.now()}.json`);
@@ -187,22 +276,28 @@ function keepHistory(recorder: HistoryRecorder, seed: number): string {
 
 /** Creates table `name` and picks its families and family-less keys: FAMILIES_PER_STORE and SOLO_KEYS_PER_STORE on each store. */
 async function prepareTable(cluster: TestCluster, name: string): Promise<WorkloadKeys> {
+  const routing = await createTable(cluster, name);
+  return { families: spread(routing, name, 'f', FAMILIES_PER_STORE), familyKeys: FAMILY_KEYS, soloKeys: spread(routing, name, 's', SOLO_KEYS_PER_STORE) };
+}
+
+/** Creates table `name` (4 partitions) in scope `lin`; its routing. */
+async function createTable(cluster: TestCluster, name: string): Promise<Routing> {
   await using manager = new KeyValueTableManager({ controller: cluster.controllerAddress });
   await manager.createScope('lin');
   await manager.createKeyValueTable('lin', name, { partitionCount: 4 });
-  const routing = await fetchRouting(cluster.controllerAddress, 'lin', name);
-  /** `perStore` of the names `${prefix}0`, `${prefix}1`, … on each store (a family-less key routes as a family of its name does). */
-  const spread = (prefix: string, perStore: number): string[] => {
-    const byStore = new Map<string, string[]>();
-    for (let i = 0; i < 200; i++) {
-      const store = ownerOf(routing, `${prefix}${i}`);
-      const list = byStore.get(store) ?? [];
-      if (list.length < perStore) byStore.set(store, [...list, `${prefix}${i}`]);
-    }
-    expect(byStore.size, `table ${name} must have partitions on both stores`).toBe(2);
-    return [...byStore.values()].flat();
-  };
-  return { families: spread('f', FAMILIES_PER_STORE), familyKeys: FAMILY_KEYS, soloKeys: spread('s', SOLO_KEYS_PER_STORE) };
+  return fetchRouting(cluster.controllerAddress, 'lin', name);
+}
+
+/** `perStore` of the names `${prefix}0`, `${prefix}1`, … on each store (a family-less key routes as a family of its name does). */
+function spread(routing: Routing, table: string, prefix: string, perStore: number): string[] {
+  const byStore = new Map<string, string[]>();
+  for (let i = 0; i < 200; i++) {
+    const store = ownerOf(routing, `${prefix}${i}`);
+    const list = byStore.get(store) ?? [];
+    if (list.length < perStore) byStore.set(store, [...list, `${prefix}${i}`]);
+  }
+  expect(byStore.size, `table ${table} must have partitions on both stores`).toBe(2);
+  return [...byStore.values()].flat();
 }
 
 /**

@@ -2,9 +2,10 @@
  * The in-process segment engine against an exact model (test/harness/engine-model.ts) under a random
  * workload on two segments: KB values in four families (chunks split and merge), range removals,
  * conditional updates (some meant to fail), TTLs with sweeps beside the updates, segments deleted and
- * re-created. After every round the engine is read whole (point reads of the key space, paged
- * iterators both ways, paged Scan) and must equal the model, versions included. Half the rounds
- * first close the engine with updates still staged and in flight, and reopen it.
+ * re-created. After every round the engine is read whole (point reads of the key space first, while
+ * LevelDB may still lag the updates; then paged iterators both ways, paged Scan, counts) and must
+ * equal the model, versions included. Half the rounds first close the engine with updates still
+ * staged and in flight, and reopen it.
  *
  * The second test makes one LevelDB write fail, or deletes a segment under its writers: each segment
  * must then hold exactly its acknowledged prefix of updates (none acknowledged after a refused one),
@@ -16,12 +17,14 @@
 import { describe, expect, it } from 'vitest';
 import { SegmentEngine } from '../../../segmentstore/storage/segment-engine';
 import type { SegmentEngineOptions } from '../../../segmentstore/storage/segment-state';
-import { applyOps, describeOps, FamilyModel, KEY_SPACE, keyName, liveEntries, ModelOp, modelKnob, randomUpdate, toModifications } from '../../harness/engine-model';
+import { applyOps, describeOps, FamilyModel, KEY_SPACE, keyName, ModelOp, modelKnob, randomUpdate, toModifications } from '../../harness/engine-model';
+import { checkAgainstModel as checkSegment, SegmentModel } from '../../harness/engine-model-check';
 import { failNextChainedWrite, failNextLogWrite } from '../../harness/leveldb-faults';
 import { mulberry32 } from '../../harness/oracle';
 import { tempDir } from '../../harness/process';
 
 const SEGMENTS = ['1', '2'];
+const KEYS = Array.from({ length: KEY_SPACE }, (_, i) => keyName(i));
 const FAMILIES = ['fa', 'fb', 'wide-family-name', ''];
 const ROUNDS = modelKnob('KVT_MODEL_ROUNDS', 30);
 const SEED = modelKnob('KVT_MODEL_SEED', 1);
@@ -38,11 +41,6 @@ const STORAGE = [
   { name: 'through a small durable log applied every 5 ms', options: { ...CACHES, logBytes: 256 * 1024, logApplyMs: 5 } },
   { name: 'without a durable log', options: { ...CACHES, logBytes: 0 } },
 ] as const;
-
-interface SegmentModel {
-  families: Map<string, FamilyModel>;
-  nextSequence: number;
-}
 
 function emptyFamilies(): Map<string, FamilyModel> {
   return new Map(FAMILIES.map((f) => [f, new Map()]));
@@ -71,66 +69,14 @@ async function probe(engine: SegmentEngine, m: SegmentModel, segmentId: string, 
   m.families.get('')!.set('zz-probe', { value: 'p', sequence, expiresAt: 0 });
 }
 
-/** `value head:length@sequence`: the form both sides of a comparison are put in. */
-function entryString(value: string, sequence: number | string): string {
-  return `${value.slice(0, 12)}:${value.length}@${sequence}`;
-}
-
 /**
- * Reads everything back and compares with the model at `now`: per family, paged iterators forward
- * and reverse (random page sizes) and point reads of every key of the key space; per segment, a paged
- * Scan. Returns the number of checks.
+ * Reads both segments back whole and compares them with the model at `now` (engine-model-check.ts):
+ * point reads of the key space first, then paged iterators both ways, a paged Scan and the count.
+ * Returns the number of checks.
  */
 async function checkAgainstModel(engine: SegmentEngine, model: Map<string, SegmentModel>, now: number, rand: () => number, label: string): Promise<number> {
   let checks = 0;
-  for (const seg of SEGMENTS) {
-    const m = model.get(seg)!;
-    const scanExpected = new Map<string, string[]>();
-    for (const fam of FAMILIES) {
-      const want = liveEntries(m.families.get(fam) ?? new Map(), now);
-      const wantStrings = want.map(([k, e]) => `${k}=${entryString(e.value, e.sequence)}`);
-      scanExpected.set(fam, want.map(([k, e]) => `${fam}/${k}@${e.sequence}:${e.value.length}`));
-      for (const reverse of [false, true]) {
-        const got: string[] = [];
-        let after: Buffer | undefined;
-        for (let page = 0; page < 10_000; page++) {
-          const maxItems = 1 + Math.floor(rand() * 40);
-          const res = await engine.iterate({ segmentId: seg, family: fam, includeValues: true, maxItems, reverse, hasAfter: after !== undefined, after });
-          for (const item of res.items) got.push(`${Buffer.from(item.key).toString('latin1')}=${entryString(Buffer.from(item.value).toString('latin1'), item.sequence)}`);
-          if (res.done || res.items.length === 0) break;
-          after = Buffer.from(res.items[res.items.length - 1].key);
-        }
-        expect(got, `${label} seg ${seg} fam '${fam}' reverse=${reverse}`).toEqual(reverse ? [...wantStrings].reverse() : wantStrings);
-        checks++;
-      }
-      const wantByKey = new Map(want);
-      const keys = Array.from({ length: KEY_SPACE }, (_, i) => keyName(i));
-      for (let from = 0; from < keys.length; from += 256) {
-        const slice = keys.slice(from, from + 256);
-        const res = await engine.get({ segmentId: seg, keys: slice.map((k) => ({ family: fam, key: Buffer.from(k, 'latin1') })) });
-        res.entries.forEach((e, i) => {
-          const w = wantByKey.get(slice[i]);
-          const gotString = e.found ? entryString(Buffer.from(e.value).toString('latin1'), e.sequence) : 'absent';
-          expect(gotString, `${label} get seg ${seg} fam '${fam}' ${slice[i]}`).toBe(w ? entryString(w.value, w.sequence) : 'absent');
-        });
-        checks += slice.length;
-      }
-    }
-    // Scan: the families in storage order (length-prefixed names), then the family-less keys.
-    const storageName = (f: string) => Buffer.concat([Buffer.from([0, f.length]), Buffer.from(f)]);
-    const familyOrder = FAMILIES.filter((f) => f !== '').sort((a, b) => Buffer.compare(storageName(a), storageName(b)));
-    const scanWant = [...familyOrder, ''].flatMap((f) => scanExpected.get(f)!);
-    const scanGot: string[] = [];
-    let position: Buffer = Buffer.alloc(0);
-    for (let page = 0; page < 10_000; page++) {
-      const res = await engine.scan({ segmentId: seg, includeValues: true, maxItems: 1 + Math.floor(rand() * 50), after: position });
-      for (const item of res.items) scanGot.push(`${item.family}/${Buffer.from(item.key).toString('latin1')}@${item.sequence}:${item.value.length}`);
-      position = Buffer.from(res.position);
-      if (res.done) break;
-    }
-    expect(scanGot, `${label} scan seg ${seg}`).toEqual(scanWant);
-    checks++;
-  }
+  for (const segmentId of SEGMENTS) checks += await checkSegment(engine, { segmentId, model: model.get(segmentId)!, families: FAMILIES, keys: KEYS, now }, rand, label);
   return checks;
 }
 
