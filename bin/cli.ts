@@ -4,8 +4,8 @@
  * line; bad usage exits 2, a failed operation or a missing key exits 1.
  */
 import * as fs from 'node:fs';
-import { helpText, OptionSpec, parseOptions, ParsedOptions, UsageError } from '../proto/runtime/flags';
-import { quietIpServernameWarning } from '../proto/runtime/tls';
+import { helpText, OptionSpec, parseOptions, ParsedOptions, UsageError } from '../server-kit/flags';
+import { quietIpServernameWarning } from '../server-kit/tls';
 import { KeyValueTable, KeyValueTableFactory, KeyValueTableManager, KvtError, partitionOf, Serializer, Serializers, Version } from '../client';
 import { MAX_PARTITION_COUNT, MIN_PARTITION_COUNT } from '../proto/limits';
 import { exportTable, importFile } from './cli-bulk';

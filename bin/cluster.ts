@@ -6,9 +6,9 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { joinHostPort } from '../proto/runtime/address';
-import { helpText, OptionSpec, parseOptions, ParsedOptions, UsageError } from '../proto/runtime/flags';
-import { nodeFlagsFor } from '../proto/runtime/node-flags';
+import { joinHostPort } from '../server-kit/address';
+import { helpText, OptionSpec, parseOptions, ParsedOptions, UsageError } from '../server-kit/flags';
+import { nodeFlagsFor } from '../server-kit/node-flags';
 
 export const CLUSTER_OPTIONS: readonly OptionSpec[] = [
   { flag: 'data-dir', env: 'DATA_DIR', kind: 'string', default: './data', description: 'directory holding controller/ and segmentstore-<i>/' },

@@ -2,10 +2,10 @@
  * Configuration of the controller process: flags override `KVT_CONTROLLER_*` environment variables,
  * which override the defaults below.
  */
-import { checkTokenFlags } from '../proto/runtime/auth';
-import { OptionSpec, parseOptions, UsageError } from '../proto/runtime/flags';
-import { checkTlsFlags } from '../proto/runtime/tls';
-import type { LogLevel } from '../proto/runtime/log';
+import { checkTokenFlags } from '../server-kit/auth';
+import { OptionSpec, parseOptions, UsageError } from '../server-kit/flags';
+import { checkTlsFlags } from '../server-kit/tls';
+import type { LogLevel } from '../server-kit/log';
 
 /** Effective settings of a controller. */
 export interface ControllerConfig {

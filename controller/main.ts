@@ -1,8 +1,8 @@
 /** `kvt controller`: runs the controller process until SIGINT / SIGTERM. */
 import * as path from 'node:path';
-import { helpText } from '../proto/runtime/flags';
-import { jsonLogger } from '../proto/runtime/log';
-import { runProcess } from '../proto/runtime/main';
+import { helpText } from '../server-kit/flags';
+import { jsonLogger } from '../server-kit/log';
+import { runProcess } from '../server-kit/main';
 import { CONTROLLER_ENV_PREFIX, CONTROLLER_OPTIONS, loadConfig } from './config';
 import { ControllerServer } from './server';
 

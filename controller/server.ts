@@ -5,11 +5,11 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { controllerService } from '../proto/load';
-import { withAuth } from '../proto/runtime/auth';
-import { bindGrpcServer, newGrpcServer, shutdownGrpcServer } from '../proto/runtime/grpc-server';
-import { Logger, rateLimitedWarning, RateLimitedWarning, silentLogger } from '../proto/runtime/log';
-import { FatalSignal } from '../proto/runtime/main';
-import { outgoingCredentials, readTlsFiles, serverCredentials } from '../proto/runtime/tls';
+import { withAuth } from '../server-kit/auth';
+import { bindGrpcServer, newGrpcServer, shutdownGrpcServer } from '../server-kit/grpc-server';
+import { Logger, rateLimitedWarning, RateLimitedWarning, silentLogger } from '../server-kit/log';
+import { FatalSignal } from '../server-kit/main';
+import { outgoingCredentials, readTlsFiles, serverCredentials } from '../server-kit/tls';
 import type { ControllerConfig } from './config';
 import { MetadataStore } from './metadata/metadata-store';
 import { CONTROLLER_ADMIN_METHODS, controllerHandlers } from './service/controller-service';

@@ -34,7 +34,7 @@ export const PROTO_LOADER_OPTIONS: protoLoader.Options = {
 const FLOW_CONTROL_WINDOW_BYTES = 4 * 1024 * 1024;
 
 /**
- * Receive window of servers (stream and connection; see proto/runtime/grpc-server.ts). Why: HTTP/2
+ * Receive window of servers (stream and connection; see server-kit/grpc-server.ts). Why: HTTP/2
  * starts every connection with 64 KiB, so two coalesced Execute requests of ~50 KiB each (four W4
  * batches apiece) could not both be on their way: the second waited for the store's WINDOW_UPDATE.
  * A 4 MiB window let W4 run ~9% faster for ~7% less CPU per entry in alternating runs.

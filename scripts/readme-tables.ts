@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { CLUSTER_ENV_PREFIX, CLUSTER_OPTIONS } from '../bin/cluster';
 import { CONTROLLER_ENV_PREFIX, CONTROLLER_OPTIONS } from '../controller/config';
 import * as limits from '../proto/limits';
-import { OptionSpec } from '../proto/runtime/flags';
+import { OptionSpec } from '../server-kit/flags';
 import { ENV_PREFIX as SEGMENT_STORE_ENV_PREFIX, SEGMENT_STORE_OPTIONS } from '../segmentstore/config';
 import { MAX_STREAM_ANSWER_BYTES, MAX_STREAM_IN_FLIGHT, MAX_STREAM_REQUEST_BYTES } from '../segmentstore/service/execute-stream';
 import { DEFAULT_MAX_IN_FLIGHT_MB } from '../segmentstore/service/in-flight-budget';

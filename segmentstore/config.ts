@@ -2,13 +2,13 @@
  * Configuration of a segment store: flags override `KVT_SEGMENTSTORE_*` environment variables, which
  * override the defaults below.
  */
-import { parseHostPort } from '../proto/runtime/address';
-import { checkTokenFlags } from '../proto/runtime/auth';
-import { helpText, OptionSpec, parseOptions, UsageError } from '../proto/runtime/flags';
-import { checkTlsFlags } from '../proto/runtime/tls';
-import type { LogLevel } from '../proto/runtime/log';
+import { parseHostPort } from '../server-kit/address';
+import { checkTokenFlags } from '../server-kit/auth';
+import { helpText, OptionSpec, parseOptions, UsageError } from '../server-kit/flags';
+import { checkTlsFlags } from '../server-kit/tls';
+import type { LogLevel } from '../server-kit/log';
 import { DEFAULT_MAX_IN_FLIGHT_MB } from './service/in-flight-budget';
-import { DEFAULT_CHUNK_CACHE_BYTES, DEFAULT_LOG_APPLY_MS, DEFAULT_LOG_BYTES, DEFAULT_WRITE_BUFFER_BYTES } from './storage/segment-state';
+import { DEFAULT_CHUNK_CACHE_BYTES, DEFAULT_LOG_APPLY_MS, DEFAULT_LOG_BYTES, DEFAULT_WRITE_BUFFER_BYTES } from './storage/segments/segment-state';
 
 /** Effective configuration of one segment-store process. */
 export interface SegmentStoreConfig {

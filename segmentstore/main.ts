@@ -1,7 +1,7 @@
 /** `kvt segmentstore`: parses the config, logs it, runs the server until SIGINT/SIGTERM. */
-import { runProcess } from '../proto/runtime/main';
-import { jsonLogger } from '../proto/runtime/log';
-import { missingNodeFlags } from '../proto/runtime/node-flags';
+import { runProcess } from '../server-kit/main';
+import { jsonLogger } from '../server-kit/log';
+import { missingNodeFlags } from '../server-kit/node-flags';
 import { loadConfig, segmentStoreHelp } from './config';
 import { SegmentStoreServer } from './server';
 

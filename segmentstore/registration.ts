@@ -15,8 +15,8 @@ import * as grpc from '@grpc/grpc-js';
 import { ERROR_CODE_TRAILER, ErrorCodes, RETRY_AFTER_TRAILER } from '../proto/error-codes';
 import { GRPC_CHANNEL_OPTIONS, kvtPackage } from '../proto/load';
 import type { HeartbeatRequest, HeartbeatResponse, RegisterSegmentStoreRequest, RegisterSegmentStoreResponse } from '../proto/messages';
-import { withBearerToken } from '../proto/runtime/auth';
-import type { Logger } from '../proto/runtime/log';
+import { withBearerToken } from '../server-kit/auth';
+import type { Logger } from '../server-kit/log';
 
 const STORE_ID_FILE = 'STORE_ID';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -13,22 +13,22 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type * as grpc from '@grpc/grpc-js';
-import { joinHostPort } from '../proto/runtime/address';
+import { joinHostPort } from '../server-kit/address';
 import { ErrorCodes } from '../proto/error-codes';
-import { withAuth } from '../proto/runtime/auth';
-import { guardHandlers } from '../proto/runtime/guard';
-import { jsonLogger, Logger, rateLimitedWarning, RateLimitedWarning } from '../proto/runtime/log';
-import { FatalSignal, PermanentFailure } from '../proto/runtime/main';
-import { KvtFault } from '../proto/runtime/status';
-import { bindGrpcServer, newGrpcServer, shutdownGrpcServer } from '../proto/runtime/grpc-server';
-import { outgoingCredentials, readTlsFiles, serverCredentials, TlsMaterial } from '../proto/runtime/tls';
+import { withAuth } from '../server-kit/auth';
+import { guardHandlers } from '../server-kit/guard';
+import { jsonLogger, Logger, rateLimitedWarning, RateLimitedWarning } from '../server-kit/log';
+import { FatalSignal, PermanentFailure } from '../server-kit/main';
+import { KvtFault } from '../server-kit/fault';
+import { bindGrpcServer, newGrpcServer, shutdownGrpcServer } from '../server-kit/grpc-server';
+import { outgoingCredentials, readTlsFiles, serverCredentials, TlsMaterial } from '../server-kit/tls';
 import { defaultSegmentStoreConfig, SegmentStoreConfig } from './config';
 import { ControllerRegistration, loadStoreId } from './registration';
 import type { ExecuteStreams } from './service/execute-stream';
 import { InFlightBudget } from './service/in-flight-budget';
 import { answerHolding, executeStreams, segmentStoreDefinition, segmentStoreHandlers } from './service/segment-store-service';
 import { SegmentEngine, StorageLockedError } from './storage/segment-engine';
-import type { SegmentEngineOptions } from './storage/segment-state';
+import type { SegmentEngineOptions } from './storage/segments/segment-state';
 
 /** Longest a stop waits for open Execute streams to answer what is in flight. */
 const STREAM_CLOSE_GRACE_MS = 5_000;

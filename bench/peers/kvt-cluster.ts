@@ -6,7 +6,7 @@
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import * as path from 'node:path';
-import { nodeFlagsFor } from '../../proto/runtime/node-flags';
+import { nodeFlagsFor } from '../../server-kit/node-flags';
 import { parseIntegerFlag } from '../core/flags';
 import { killOnExit, LineWatcher, makeTempDir, parseJsonLine, removeDir, stopChild } from '../core/processes';
 import { repoRoot } from './peer';

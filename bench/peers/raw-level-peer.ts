@@ -5,7 +5,7 @@
  * store's memtable size, so kvt / raw compares the work done around the same engine settings.
  */
 import { ClassicLevel } from 'classic-level';
-import { DEFAULT_WRITE_BUFFER_BYTES } from '../../segmentstore/storage/segment-state';
+import { DEFAULT_WRITE_BUFFER_BYTES } from '../../segmentstore/storage/segments/segment-state';
 import { makeTempDir, removeDir } from '../core/processes';
 import { BatchEntry, Peer, VersionedValue } from './peer';
 

@@ -4,8 +4,8 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { GRPC_CHANNEL_OPTIONS, kvtPackage } from '../../proto/load';
-import { withBearerToken } from '../../proto/runtime/auth';
-import { clientCredentials, ClientTlsOptions } from '../../proto/runtime/tls';
+import { withBearerToken } from '../../server-kit/auth';
+import { clientCredentials, ClientTlsOptions } from '../../server-kit/tls';
 import { InvalidArgumentError } from '../errors';
 import { segmentStoreClientClass } from './wire-codec';
 

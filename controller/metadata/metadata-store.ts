@@ -15,7 +15,7 @@
 import * as fs from 'node:fs';
 import { ClassicLevel } from 'classic-level';
 import { ErrorCodes } from '../../proto/error-codes';
-import { errorMessage, KvtFault } from '../../proto/runtime/status';
+import { errorMessage, KvtFault } from '../../server-kit/fault';
 import { PartitionRecord, RemovedStoreRecord, ScopeRecord, StoreRecord, TableRecord, tableKey } from './records';
 import { KeyedMutex } from './keyed-mutex';
 import { applyStoreRemoval, StoreRemovalOutcome, StoreRemovalPlan } from './store-removal-plan';

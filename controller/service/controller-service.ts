@@ -5,8 +5,9 @@
 import type * as grpc from '@grpc/grpc-js';
 import { ErrorCodes } from '../../proto/error-codes';
 import * as m from '../../proto/messages';
-import { KvtFault, invalidArgument, unary } from '../../proto/runtime/status';
-import type { Logger } from '../../proto/runtime/log';
+import { unary } from '../../server-kit/status';
+import { KvtFault, invalidArgument } from '../../server-kit/fault';
+import type { Logger } from '../../server-kit/log';
 import type { MetadataStore } from '../metadata/metadata-store';
 import { hashRange, TableRecord, tableKey } from '../metadata/records';
 import type { StoreRegistry } from './store-registry';

@@ -4,7 +4,7 @@
  * Runs once at start, then every `intervalMs`, and soon after a store becomes live. Dead stores are
  * simply retried on later passes until they return (or are removed: see store-removal.ts).
  */
-import type { Logger } from '../../proto/runtime/log';
+import type { Logger } from '../../server-kit/log';
 import type { MetadataStore } from '../metadata/metadata-store';
 import type { TableOperations } from './table-operations';
 

@@ -4,7 +4,7 @@
  * controller already did. A partition whose store is dead or unreachable is reported back, not retried
  * here: the caller decides whether to retry (within a request's bound) or leave it to the resumer.
  */
-import type { Logger } from '../../proto/runtime/log';
+import type { Logger } from '../../server-kit/log';
 import type { MetadataStore } from '../metadata/metadata-store';
 import { PartitionRecord, TableRecord, tableKey } from '../metadata/records';
 import type { SegmentStoreClients } from './segment-store-clients';

@@ -22,8 +22,8 @@
  * heartbeats answered known=false, so it cannot come back to life under the removal.
  */
 import { ErrorCodes } from '../../proto/error-codes';
-import type { Logger } from '../../proto/runtime/log';
-import { KvtFault } from '../../proto/runtime/status';
+import type { Logger } from '../../server-kit/log';
+import { KvtFault } from '../../server-kit/fault';
 import type { SegmentStoreInfo } from '../../proto/messages';
 import type { MetadataStore } from '../metadata/metadata-store';
 

@@ -17,8 +17,8 @@
  */
 import { ErrorCodes } from '../../proto/error-codes';
 import type { RemoveSegmentStoreResponse, ReplacedPartition, TableName } from '../../proto/messages';
-import type { Logger } from '../../proto/runtime/log';
-import { KvtFault } from '../../proto/runtime/status';
+import type { Logger } from '../../server-kit/log';
+import { KvtFault } from '../../server-kit/fault';
 import { KeyedMutex } from '../metadata/keyed-mutex';
 import type { MetadataStore } from '../metadata/metadata-store';
 import { partitionKey, RemovedStoreRecord, ReplacedPartitionRecord, TableRecord, tableKey } from '../metadata/records';

@@ -26,8 +26,8 @@
  * name (or the resumer, or a store removal) never interleave.
  */
 import { ErrorCodes } from '../../proto/error-codes';
-import { KvtFault } from '../../proto/runtime/status';
-import type { Logger } from '../../proto/runtime/log';
+import { KvtFault } from '../../server-kit/fault';
+import type { Logger } from '../../server-kit/log';
 import { KeyedMutex } from '../metadata/keyed-mutex';
 import { isUnfinished, MetadataStore } from '../metadata/metadata-store';
 import { PartitionRecord, TableRecord, tableKey } from '../metadata/records';

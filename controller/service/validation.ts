@@ -4,8 +4,8 @@
  * is written.
  */
 import { MAX_PARTITION_COUNT, MAX_STORE_ID_LENGTH, MIN_PARTITION_COUNT, NAME_PATTERN } from '../../proto/limits';
-import { parseHostPort } from '../../proto/runtime/address';
-import { invalidArgument } from '../../proto/runtime/status';
+import { parseHostPort } from '../../server-kit/address';
+import { invalidArgument } from '../../server-kit/fault';
 
 /** Longest scope or table name, in characters. */
 export const MAX_NAME_LENGTH = 250;

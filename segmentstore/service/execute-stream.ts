@@ -36,9 +36,9 @@ import type * as grpc from '@grpc/grpc-js';
 import { ErrorCodes } from '../../proto/error-codes';
 import { MAX_ITERATOR_PAGE_BYTES, MAX_ITERATOR_PAGE_ITEMS, MAX_MESSAGE_BYTES } from '../../proto/limits';
 import type { ExecuteRequest, ExecuteResponse, IterateRequest, IterateResponse } from '../../proto/messages';
-import { bidiStreaming, invalidArgument, KvtFault, MalformedRequest, toServiceError, wireErrorOf } from '../../proto/runtime/status';
-import { BytePool, PageCaps } from '../storage/page-sink';
-import { getAnswerCaps } from '../storage/page-sink';
+import { bidiStreaming, MalformedRequest, toServiceError, wireErrorOf } from '../../server-kit/status';
+import { invalidArgument, KvtFault } from '../../server-kit/fault';
+import { BytePool, getAnswerCaps, PageCaps } from '../storage/read/page-caps';
 import { InFlightBudget } from './in-flight-budget';
 import { encodeExecuteStreamResponse, MalformedStreamMessage, StreamResponseMessage } from './wire-codec';
 

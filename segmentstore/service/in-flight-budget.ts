@@ -13,7 +13,7 @@
  * arriving while nothing else is held always runs, whatever its size.
  */
 import { ErrorCodes } from '../../proto/error-codes';
-import { KvtFault } from '../../proto/runtime/status';
+import { KvtFault } from '../../server-kit/fault';
 
 const MIB = 1024 * 1024;
 

@@ -1,6 +1,6 @@
 /**
  * gRPC handlers of `kvt.v1.SegmentStore` over a {@link SegmentEngine}. Every handler goes through
- * `unary()` (proto/runtime/status.ts), the one place that maps domain errors to gRPC status and the
+ * `unary()` (server-kit/status.ts), the one place that maps domain errors to gRPC status and the
  * `kvt-error-code` trailer; `Execute` maps each sub-request's error into its `SubResponse.error`.
  * Nothing a caller sends can crash the process: every failure becomes a status.
  */
@@ -23,9 +23,10 @@ import type {
   UpdateResponse,
 } from '../../proto/messages';
 import { segmentStoreService } from '../../proto/load';
-import type { Logger } from '../../proto/runtime/log';
-import { invalidArgument, unary, wireErrorOf } from '../../proto/runtime/status';
-import { getAnswerCaps } from '../storage/page-sink';
+import type { Logger } from '../../server-kit/log';
+import { unary, wireErrorOf } from '../../server-kit/status';
+import { invalidArgument } from '../../server-kit/fault';
+import { getAnswerCaps } from '../storage/read/page-caps';
 import { SegmentEngine } from '../storage/segment-engine';
 import type { UpdateOutcome } from '../storage/update-stager';
 import { ExecuteStreams } from './execute-stream';

@@ -14,7 +14,7 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { ExecuteResponse, ExecuteStreamResponse, IterateResponse } from '../../proto/messages';
 import { segmentStoreService } from '../../proto/load';
-import { errorMessage } from '../../proto/runtime/status';
+import { errorMessage } from '../../server-kit/fault';
 import { fieldSize, Reader, varintSize, writeUtf8 } from '../../proto/wire';
 import { decodeExecuteRequest } from './execute-request-decoder';
 

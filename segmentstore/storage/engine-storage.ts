@@ -4,11 +4,11 @@
  * it (log-recovery.ts) and the store's clock restored, before anything reads it.
  */
 import { ClassicLevel } from 'classic-level';
-import type { DurableLog } from './durable-log';
-import { openLog } from './log-recovery';
-import { DEFAULT_LOG_BYTES, DEFAULT_WRITE_BUFFER_BYTES, SegmentEngineOptions } from './segment-state';
-import { checkFormat } from './storage-format';
-import { StoreClock } from './store-clock';
+import type { DurableLog } from './log/durable-log';
+import { openLog } from './log/log-recovery';
+import { DEFAULT_LOG_BYTES, DEFAULT_WRITE_BUFFER_BYTES, SegmentEngineOptions } from './segments/segment-state';
+import { checkFormat } from './segments/storage-format';
+import { StoreClock } from './segments/store-clock';
 
 /** Thrown by `SegmentEngine.open` when another process holds the LevelDB lock. */
 export class StorageLockedError extends Error {

@@ -5,13 +5,14 @@
  */
 import type { ClassicLevel } from 'classic-level';
 import { ErrorCodes } from '../../proto/error-codes';
-import { KvtFault } from '../../proto/runtime/status';
-import { copyRange } from './chunk-codec';
-import { CommitBatch, GroupCommitter } from './group-commit';
+import { KvtFault } from '../../server-kit/fault';
+import { copyRange } from './chunks/chunk-codec';
+import type { CommitBatch } from './log/commit-batch';
+import type { GroupCommitter } from './log/group-commit';
 import { expiryKey, familyPrefix, userKeyOf, VALUE_HEADER_BYTES, valueExpiresAt, valueSequence, writeValueHeader } from './key-codec';
 import { inBounds, KeyBounds, storageRange } from './key-range';
 import { Overlay, OverlayEntry } from './overlay';
-import { SegmentState } from './segment-state';
+import { SegmentState } from './segments/segment-state';
 import type { CheckedModification } from './validation';
 
 const EMPTY = Buffer.alloc(0);

@@ -5,7 +5,7 @@
  * 2048") and whose index is the offending modification or key.
  */
 import { MAX_BATCH_BYTES, MAX_BATCH_ITEMS, MAX_KEY_FAMILY_LENGTH, MAX_KEY_LENGTH, MAX_VALUE_LENGTH } from '../../proto/limits';
-import { invalidArgument } from '../../proto/runtime/status';
+import { invalidArgument } from '../../server-kit/fault';
 import type { ConditionKind, ModificationType } from '../../proto/messages';
 
 /** Largest ttlMs accepted (2^48 ms, about 8,900 years), so expiry times stay exact integers. */

@@ -12,7 +12,7 @@
  * only makes a shape less exact).
  */
 import type { ClassicLevel } from 'classic-level';
-import { MAX_CHUNK_BYTES, MAX_CHUNK_ENTRIES } from '../../segmentstore/storage/chunk-codec';
+import { MAX_CHUNK_BYTES, MAX_CHUNK_ENTRIES } from '../../segmentstore/storage/chunks/chunk-codec';
 import { encodeSegmentId, familyPrefix, prefixSuccessor, segmentDataPrefix } from '../../segmentstore/storage/key-codec';
 import type { SegmentEngine } from '../../segmentstore/storage/segment-engine';
 import { FamilyModel, keyName, ModelOp } from './engine-model';

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import * as path from 'node:path';
 import { ClassicLevel } from 'classic-level';
-import { LOG_FILE } from '../../segmentstore/storage/durable-log';
+import { LOG_FILE } from '../../segmentstore/storage/log/durable-log';
 
 type BatchFn = (...args: unknown[]) => unknown;
 

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { nodeFlagsFor } from '../../proto/runtime/node-flags';
+import { nodeFlagsFor } from '../../server-kit/node-flags';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 export const KVT_BIN = path.join(REPO_ROOT, 'bin', 'kvt.js');

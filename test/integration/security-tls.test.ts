@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyValueTableFactory, KeyValueTableManager, Serializers, UnavailableError } from '../../client';
-import { quietIpServernameWarning } from '../../proto/runtime/tls';
+import { quietIpServernameWarning } from '../../server-kit/tls';
 import { freePort, KvtProcess, spawnKvt, tempDir, TestCluster } from '../harness/process';
 import { kvtCommand, makeCertificates, rawCall, TestCertificates } from './security-helpers';
 

@@ -15,7 +15,7 @@ import type {
   UpdateResponse,
 } from '../../proto/messages';
 import type { GetInput, SegmentEngine, UpdateInput } from '../../segmentstore/storage/segment-engine';
-import type { IterateInput, ScanInput } from '../../segmentstore/storage/read-validation';
+import type { IterateInput, ScanInput } from '../../segmentstore/storage/read/read-validation';
 
 /** A failed call: the kvt code, the message and the index of the offending item (-1 when none). */
 export interface StoreFailure {

@@ -1,7 +1,7 @@
 /** Storage conformance, iteration: order, bounds, pages, resume, removed and expired keys. */
 import { describe, expect, it } from 'vitest';
 import type { IterateResponse } from '../../proto/messages';
-import type { IterateInput } from '../../segmentstore/storage/read-validation';
+import type { IterateInput } from '../../segmentstore/storage/read/read-validation';
 import type { SuiteContext } from './storage-conformance';
 import { b, put } from './storage-conformance';
 

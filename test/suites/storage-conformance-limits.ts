@@ -9,7 +9,7 @@ import {
   MAX_KEY_LENGTH,
   MAX_VALUE_LENGTH,
 } from '../../proto/limits';
-import type { IterateInput } from '../../segmentstore/storage/read-validation';
+import type { IterateInput } from '../../segmentstore/storage/read/read-validation';
 import type { ModificationInput } from '../../segmentstore/storage/validation';
 import type { SuiteContext } from './storage-conformance';
 import { b, expectFailure, put, read } from './storage-conformance';

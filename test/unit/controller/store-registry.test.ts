@@ -2,8 +2,8 @@ import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MetadataStore } from '../../../controller/metadata/metadata-store';
 import { StoreRegistry } from '../../../controller/service/store-registry';
-import { silentLogger } from '../../../proto/runtime/log';
-import { KvtFault } from '../../../proto/runtime/status';
+import { silentLogger } from '../../../server-kit/log';
+import { KvtFault } from '../../../server-kit/fault';
 import { tempDir } from '../../harness/process';
 
 const cleanup: Array<() => Promise<void> | void> = [];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { KvtFault } from '../../../proto/runtime/status';
+import { KvtFault } from '../../../server-kit/fault';
 import {
   decodeContinuationToken,
   effectiveListLimit,

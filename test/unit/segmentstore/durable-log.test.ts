@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DurableLog, LOG_BLOCK_BYTES, LOG_FILE, LOG_HEADER_BYTES, LogPosition, recordBytes } from '../../../segmentstore/storage/durable-log';
+import { DurableLog, LOG_BLOCK_BYTES, LOG_FILE, LOG_HEADER_BYTES, LogPosition, recordBytes } from '../../../segmentstore/storage/log/durable-log';
 import { failNextLogWrite } from '../../harness/leveldb-faults';
 import { tempDir } from '../../harness/process';
 

@@ -10,11 +10,11 @@ import * as path from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { mulberry32 } from '../../harness/oracle';
 import { tempDir } from '../../harness/process';
-import { MAX_CHUNK_BYTES, MAX_CHUNK_ENTRIES, decodeChunk, encodeChunk, splitChunk, ChunkEntry } from '../../../segmentstore/storage/chunk-codec';
+import { MAX_CHUNK_BYTES, MAX_CHUNK_ENTRIES, decodeChunk, encodeChunk, splitChunk, ChunkEntry } from '../../../segmentstore/storage/chunks/chunk-codec';
 import { encodeSegmentId, familyOf, prefixSuccessor, segmentDataPrefix } from '../../../segmentstore/storage/key-codec';
 import { SegmentEngine } from '../../../segmentstore/storage/segment-engine';
-import type { SegmentEngineOptions } from '../../../segmentstore/storage/segment-state';
-import type { IterateInput } from '../../../segmentstore/storage/read-validation';
+import type { SegmentEngineOptions } from '../../../segmentstore/storage/segments/segment-state';
+import type { IterateInput } from '../../../segmentstore/storage/read/read-validation';
 import type { ModificationInput } from '../../../segmentstore/storage/validation';
 import { encodeIterateResponse } from '../../../segmentstore/service/wire-codec';
 

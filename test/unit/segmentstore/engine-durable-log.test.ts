@@ -2,10 +2,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LOG_FILE } from '../../../segmentstore/storage/durable-log';
-import { CHECKPOINT_KEY, decodeCheckpoint } from '../../../segmentstore/storage/log-applier';
+import { LOG_FILE } from '../../../segmentstore/storage/log/durable-log';
+import { CHECKPOINT_KEY, decodeCheckpoint } from '../../../segmentstore/storage/log/log-applier';
 import { SegmentEngine } from '../../../segmentstore/storage/segment-engine';
-import type { SegmentEngineOptions } from '../../../segmentstore/storage/segment-state';
+import type { SegmentEngineOptions } from '../../../segmentstore/storage/segments/segment-state';
 import { tempDir } from '../../harness/process';
 
 const SEG = '1';

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ByteLru } from '../../../segmentstore/storage/byte-lru';
 import { SegmentEngine } from '../../../segmentstore/storage/segment-engine';
-import type { SegmentEngineOptions } from '../../../segmentstore/storage/segment-state';
+import type { SegmentEngineOptions } from '../../../segmentstore/storage/segments/segment-state';
 import type { ModificationInput } from '../../../segmentstore/storage/validation';
 import { mulberry32 } from '../../harness/oracle';
 import { tempDir } from '../../harness/process';

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_GET_ANSWER_BYTES, MAX_VALUE_LENGTH } from '../../../proto/limits';
 import { execute } from '../../../segmentstore/service/segment-store-service';
 import { SegmentEngine } from '../../../segmentstore/storage/segment-engine';
-import { PageCaps } from '../../../segmentstore/storage/page-sink';
+import { PageCaps } from '../../../segmentstore/storage/read/page-caps';
 import { tempDir } from '../../harness/process';
 
 describe('Get answers under the byte budget', () => {

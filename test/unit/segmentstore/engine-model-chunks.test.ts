@@ -24,7 +24,7 @@
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { SegmentEngine } from '../../../segmentstore/storage/segment-engine';
-import type { SegmentEngineOptions } from '../../../segmentstore/storage/segment-state';
+import type { SegmentEngineOptions } from '../../../segmentstore/storage/segments/segment-state';
 import { aimedUpdate, sizedValue, storedChunkLowers, touchThenSplit } from '../../harness/chunk-workload';
 import { applyOps, describeOps, KEY_SPACE, keyName, ModelOp, modelKnob, randomUpdate, toModifications } from '../../harness/engine-model';
 import { checkAgainstModel, checkCount, checkIteration, checkKeysRightAfter, checkPointReads, CheckScope, SegmentModel } from '../../harness/engine-model-check';

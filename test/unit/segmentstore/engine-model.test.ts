@@ -16,7 +16,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { SegmentEngine } from '../../../segmentstore/storage/segment-engine';
-import type { SegmentEngineOptions } from '../../../segmentstore/storage/segment-state';
+import type { SegmentEngineOptions } from '../../../segmentstore/storage/segments/segment-state';
 import { applyOps, describeOps, FamilyModel, KEY_SPACE, keyName, ModelOp, modelKnob, randomUpdate, toModifications } from '../../harness/engine-model';
 import { checkAgainstModel as checkSegment, SegmentModel } from '../../harness/engine-model-check';
 import { failNextChainedWrite, failNextLogWrite } from '../../harness/leveldb-faults';

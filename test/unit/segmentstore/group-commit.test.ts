@@ -1,8 +1,8 @@
 import * as path from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { describe, expect, it } from 'vitest';
-import { GroupCommitter } from '../../../segmentstore/storage/group-commit';
-import { LogApplier } from '../../../segmentstore/storage/log-applier';
+import { GroupCommitter } from '../../../segmentstore/storage/log/group-commit';
+import { LogApplier } from '../../../segmentstore/storage/log/log-applier';
 import { Overlay } from '../../../segmentstore/storage/overlay';
 import { SegmentEngine } from '../../../segmentstore/storage/segment-engine';
 import { tempDir } from '../../harness/process';

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../harness/oracle';
 import { encodeIterateResponse } from '../../../segmentstore/service/wire-codec';
-import { BytePool, ObjectPageSink, PageCaps, WirePageSink } from '../../../segmentstore/storage/page-sink';
+import { BytePool, PageCaps } from '../../../segmentstore/storage/read/page-caps';
+import { ObjectPageSink, WirePageSink } from '../../../segmentstore/storage/read/page-sink';
 import { kvtPackage } from '../../../proto/load';
 
 describe('family page sinks', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkGetKeys, checkIterate } from '../../../segmentstore/storage/read-validation';
+import { checkGetKeys, checkIterate } from '../../../segmentstore/storage/read/read-validation';
 import { checkDuplicates, checkModifications, checkSegmentId, MAX_TTL_MS } from '../../../segmentstore/storage/validation';
 
 function failure(fn: () => unknown): { code: string; message: string; index: number } {

@@ -1,0 +1,183 @@
+/**
+ * Point reads of many keys (any families) of one segment, in request order, for `SegmentEngine.get`.
+ * A Get answers the state at one instant: every key is located synchronously, in memory (a staged or
+ * cached write, a family's directory) or as a LevelDB record to read, and those records are read from
+ * one explicit LevelDB snapshot taken in the same instant. A key with a staged write answers with
+ * that write, but only once its batch is durable: a reader never sees a write that a crash could still
+ * take back. If that batch fails, the read starts over. A write that is durable and not yet applied
+ * to LevelDB answers at once from the overlay (it stays there until LevelDB holds it).
+ */
+import type { ClassicLevel } from 'classic-level';
+import { ErrorCodes } from '../../../proto/error-codes';
+import type { Entry, GetResponse } from '../../../proto/messages';
+import { KvtFault } from '../../../server-kit/fault';
+import { FamilyStore, findIn, StagedBatch } from '../chunks/family-store';
+import { dataKey, valueBytes, valueExpiresAt, valueSequence } from '../key-codec';
+import type { Overlay, OverlayEntry } from '../overlay';
+import type { PageCaps } from './page-caps';
+import type { checkGetKeys } from './read-validation';
+import type { SegmentState } from '../segments/segment-state';
+import type { Snapshot } from './snapshot-view';
+
+const EMPTY = Buffer.alloc(0);
+/** Keys read from LevelDB at once by a Get: bounds its memory (64 values of at most 1 MiB) before the budget is checked. */
+const GET_SLICE_KEYS = 64;
+
+/** The checked keys of a Get. */
+type KeyRefs = ReturnType<typeof checkGetKeys>;
+
+/** A LevelDB record a key's answer comes from: the key's own record, its chunk's, or its family's floor chunk. */
+type StoredRead =
+  | { index: number; key: Buffer; chunk: boolean; floor?: undefined }
+  | { index: number; floor: { prefix: Buffer; storageKey: Buffer }; key?: undefined; chunk?: undefined };
+
+/** The keys of a Get as located at one instant (see the module comment). */
+interface Located {
+  now: number;
+  /** Answers known from memory, by request index. */
+  answers: (Entry | undefined)[];
+  /** What LevelDB must answer, in request order. */
+  reads: StoredRead[];
+  /** The batches of staged writes seen that are not durable yet: the answer waits for them. */
+  waitFor: Set<StagedBatch>;
+  /** Taken with the locating when anything is to be read from LevelDB. */
+  snapshot: Snapshot | undefined;
+}
+
+/** Reads keys of the segments of one engine (staged writes from the overlay, the rest from LevelDB). */
+export class PointReader {
+  constructor(
+    private readonly db: ClassicLevel<Buffer, Buffer>,
+    private readonly overlay: Overlay,
+    private readonly families: FamilyStore,
+    private readonly clock: () => number,
+  ) {}
+
+  /**
+   * The entries of `refs` (checked keys of `seg`) in request order, as many as `budget` admits (the
+   * rest are left out of the answer; see GetResponse).
+   */
+  async get(seg: SegmentState, refs: KeyRefs, budget: PageCaps): Promise<GetResponse> {
+    // Updates that arrived earlier but still wait to be staged (reading first) come before this read.
+    if (seg.stagingTail) await seg.stagingTail;
+    for (let attempt = 1; ; attempt++) {
+      const located = this.locate(seg, refs);
+      let entries: Entry[];
+      try {
+        entries = await this.readStored(refs, located, budget);
+      } finally {
+        await located.snapshot?.close();
+      }
+      if (await allDurable(located.waitFor)) return { entries };
+      if (attempt >= 3) throw new KvtFault(ErrorCodes.UNAVAILABLE, 'segment store cannot write to its storage; try again later');
+    }
+  }
+
+  /** Locates every key of `refs` at this instant, synchronously (see the module comment). */
+  private locate(seg: SegmentState, refs: KeyRefs): Located {
+    const now = this.clock();
+    const answers = new Array<Entry | undefined>(refs.length);
+    const reads: StoredRead[] = [];
+    const waitFor = new Set<StagedBatch>();
+    for (let i = 0; i < refs.length; i++) {
+      const ref = refs[i];
+      if (ref.family !== '') {
+        // Keyed families are chunked: the chunk holding the key answers (see FamilyStore.locate).
+        const where = this.families.locate(seg, ref.family, ref.key, now);
+        if (where.found) {
+          const { entry, staged } = where.found;
+          if (staged) waitFor.add(staged);
+          answers[i] = entry ? foundEntry(ref.key, entry.value, entry.sequence) : notFound(ref.key);
+        } else if (where.chunkKey) reads.push({ index: i, key: where.chunkKey, chunk: true });
+        else reads.push({ index: i, floor: where.floorOf! });
+        continue;
+      }
+      const key = dataKey(seg.dataPrefix, ref.family, ref.key);
+      const pending = this.overlay.get(key.toString('latin1'));
+      if (!pending) {
+        reads.push({ index: i, key, chunk: false });
+        continue;
+      }
+      if (pending.batch && !pending.batch.durable) waitFor.add(pending.batch);
+      answers[i] = stagedEntry(ref.key, pending, now);
+    }
+    return { now, answers, reads, waitFor, snapshot: reads.length > 0 ? this.db.snapshot() : undefined };
+  }
+
+  /**
+   * The answers in request order, LevelDB's read from the snapshot `GET_SLICE_KEYS` keys at a time,
+   * until `budget` refuses one.
+   */
+  private async readStored(refs: KeyRefs, located: Located, budget: PageCaps): Promise<Entry[]> {
+    const { answers, reads } = located;
+    const out: Entry[] = [];
+    let r = 0;
+    for (let from = 0; from < refs.length; from += GET_SLICE_KEYS) {
+      const to = Math.min(refs.length, from + GET_SLICE_KEYS);
+      const slice: StoredRead[] = [];
+      while (r < reads.length && reads[r].index < to) slice.push(reads[r++]);
+      if (slice.length > 0) await this.readSlice(refs, located, slice);
+      for (let i = from; i < to; i++) {
+        const e = answers[i]!;
+        answers[i] = undefined;
+        if (!budget.admit(e.key.length + e.value.length)) return out;
+        out.push(e);
+      }
+    }
+    return out;
+  }
+
+  /** Answers the keys of `slice` from the snapshot. */
+  private async readSlice(refs: KeyRefs, located: Located, slice: readonly StoredRead[]): Promise<void> {
+    const { answers, now, snapshot } = located;
+    const exact = slice.filter((s) => s.key !== undefined);
+    const floors = slice.filter((s) => s.floor !== undefined);
+    const [records, floorRecords] = await Promise.all([
+      exact.length > 0 ? this.db.getMany(exact.map((s) => s.key!), { snapshot }) : [],
+      Promise.all(floors.map((s) => this.db.iterator({ gte: s.floor!.prefix, lte: s.floor!.storageKey, reverse: true, limit: 1, keyEncoding: 'buffer', valueEncoding: 'buffer', snapshot }).all())),
+    ]);
+    exact.forEach((s, n) => {
+      const key = refs[s.index].key;
+      answers[s.index] = s.chunk ? chunkAnswer(key, records[n] ?? null, now) : storedAnswer(key, records[n], now);
+    });
+    floors.forEach((s, n) => {
+      const found = floorRecords[n];
+      answers[s.index] = chunkAnswer(refs[s.index].key, found.length > 0 ? found[0][1] : null, now);
+    });
+  }
+}
+
+/** Resolves true once every batch of `batches` is durable, false as soon as one failed. */
+async function allDurable(batches: Set<StagedBatch>): Promise<boolean> {
+  for (const batch of batches) if (!(await batch.done.then(() => true, () => false))) return false;
+  return true;
+}
+
+/** The answer for a key that has an entry. */
+function foundEntry(key: Buffer, value: Buffer, sequence: number): Entry {
+  return { found: true, key, value, sequence: String(sequence) };
+}
+
+/** The answer for a key without an entry. */
+function notFound(key: Buffer): Entry {
+  return { found: false, key, value: EMPTY, sequence: '' };
+}
+
+/** The answer for family-less `key` from its staged write `pending` (a removal or an expired entry: not found). */
+function stagedEntry(key: Buffer, pending: OverlayEntry, now: number): Entry {
+  return pending.value === null || (pending.expiresAt !== 0 && pending.expiresAt <= now)
+    ? notFound(key)
+    : foundEntry(key, pending.value, pending.sequence);
+}
+
+/** The answer for family-less `key` from its record as read (undefined: none). */
+function storedAnswer(key: Buffer, value: Buffer | undefined, now: number): Entry {
+  const expiresAt = value ? valueExpiresAt(value) : 0;
+  return !value || (expiresAt !== 0 && expiresAt <= now) ? notFound(key) : foundEntry(key, valueBytes(value), valueSequence(value));
+}
+
+/** The answer for keyed-family `key` from the chunk record holding it (null: none). */
+function chunkAnswer(key: Buffer, record: Buffer | null, now: number): Entry {
+  const e = findIn(record, key, now);
+  return e ? foundEntry(key, e.value, e.sequence) : notFound(key);
+}

@@ -1,0 +1,31 @@
+/**
+ * The error the servers' domain code raises: a stable kvt code (the contract, proto/error-codes.ts), a
+ * message naming the field and the limit, the index of the offending item. No gRPC here: storage
+ * raises it too, and the services map it to a status in one place (status.ts).
+ */
+import { ErrorCode, ErrorCodes, RETRY_AFTER_TRAILER } from '../proto/error-codes';
+
+/** A domain error a server reports to its caller: a stable code, a message, an optional item index. */
+export class KvtFault extends Error {
+  override readonly name = 'KvtFault';
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    /** Index of the offending modification / key in the request, -1 when none. */
+    readonly index = -1,
+    /** When known, how long until the same call could succeed (sent as {@link RETRY_AFTER_TRAILER}). */
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+  }
+}
+
+/** The message of anything thrown (an Error's message, else its string form). */
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Shorthand for `new KvtFault('INVALID_ARGUMENT', message, index)`. */
+export function invalidArgument(message: string, index = -1): KvtFault {
+  return new KvtFault(ErrorCodes.INVALID_ARGUMENT, message, index);
+}

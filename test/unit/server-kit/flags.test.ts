@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { joinHostPort, parseHostPort } from '../../../server-kit/address';
+import { helpText, OptionSpec, parseOptions } from '../../../server-kit/flags';
+
+const SPECS: OptionSpec[] = [
+  { flag: 'reverse', env: 'REVERSE', kind: 'bool', default: false, description: '' },
+  { flag: 'limit', env: 'LIMIT', kind: 'int', min: 0, max: 10, description: '' },
+  { flag: 'family', env: 'FAMILY', kind: 'string', description: '' },
+];
+const parse = (argv: string[], env: NodeJS.ProcessEnv = {}) => parseOptions(SPECS, argv, env, 'T');
+
+describe('parseOptions', () => {
+  it('takes everything after -- as positionals, even flags and -h', () => {
+    expect(parse(['s/t', '--family', 'f', '--', '--value', '-h', '--'])).toEqual({
+      options: { reverse: false, family: 'f' }, help: false, positionals: ['s/t', '--value', '-h', '--'],
+    });
+  });
+
+  it('never lets a bool flag take the next argument', () => {
+    expect(parse(['--reverse', 's/t', '--family', 'F'])).toMatchObject({ options: { reverse: true, family: 'F' }, positionals: ['s/t'] });
+    expect(parse(['--reverse=false', 's/t']).options.reverse).toBe(false);
+    expect(() => parse(['--reverse=maybe'])).toThrow('--reverse must be true or false; got "maybe"');
+  });
+
+  it('answers --help / -h before -- with the defaults, whatever else is wrong', () => {
+    expect(parse(['--limit', '99', '--help'], { T_LIMIT: 'x' })).toEqual({ options: { reverse: false }, help: true, positionals: [] });
+    expect(parse(['--bogus', '-h']).help).toBe(true);
+    expect(() => parse(['--limit', '99'])).toThrow('--limit is 99; the maximum is 10');
+  });
+
+  it('reads no variable for an option that has none: only its flag or its default', () => {
+    const specs: OptionSpec[] = [{ flag: 'family', kind: 'string', description: '' }, { flag: 'limit', kind: 'int', default: 5, description: '' }];
+    const env = { T_FAMILY: 'f', T_LIMIT: '0', T_UNDEFINED: 'x' };
+    expect(parseOptions(specs, [], env, 'T').options).toEqual({ limit: 5 });
+    expect(parseOptions(specs, ['--family', 'g'], env, 'T').options).toEqual({ family: 'g', limit: 5 });
+    expect(helpText('u', 's', specs, 'T')).not.toContain('[env');
+  });
+});
+
+describe('host:port addresses', () => {
+  it('brackets IPv6 hosts and checks the port range', () => {
+    expect(joinHostPort('::1', 9090)).toBe('[::1]:9090');
+    expect(joinHostPort('[::1]', 9090)).toBe('[::1]:9090');
+    expect(joinHostPort('127.0.0.1', 0)).toBe('127.0.0.1:0');
+    expect(parseHostPort('[::]:1')).toEqual({ host: '[::]', port: 1 });
+    expect(parseHostPort('db.example:65535')).toEqual({ host: 'db.example', port: 65535 });
+    for (const bad of ['h:0', 'h:65536', '::1:80', 'h', ':80', 'h :80', '[x]:80']) expect(parseHostPort(bad), bad).toBeUndefined();
+  });
+});
