@@ -9,7 +9,7 @@ import type {
   ListSegmentStoresResponse, ListTablesResponse, RemoveSegmentStoreResponse, TableDescription, TableInfo, TableName,
   ReplacedPartition as WireReplacedPartition,
 } from '../proto/messages';
-import { InvalidArgumentError, ObjectClosedError } from './errors';
+import { ObjectClosedError } from './errors';
 import { callUnary, Connections } from './internal/connections';
 import { backoffMs, isTransient, sleep, surelyNotSent } from './internal/retry';
 import { toKvtError } from './internal/status-to-error';

@@ -1,6 +1,6 @@
 /** Options shared by the manager and the factory. */
 import { MAX_MESSAGE_BYTES } from '../proto/limits';
-import type { ClientTlsOptions } from '../server-kit/tls';
+import type { ClientTlsOptions } from './internal/credentials';
 import { InvalidArgumentError } from './errors';
 import { checkBoolean, refuse } from './internal/validation';
 import { CoalescerOptions, defaultCoalescerOptions } from './internal/coalescer';

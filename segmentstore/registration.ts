@@ -15,7 +15,7 @@ import * as grpc from '@grpc/grpc-js';
 import { ERROR_CODE_TRAILER, ErrorCodes, RETRY_AFTER_TRAILER } from '../proto/error-codes';
 import { GRPC_CHANNEL_OPTIONS, kvtPackage } from '../proto/load';
 import type { HeartbeatRequest, HeartbeatResponse, RegisterSegmentStoreRequest, RegisterSegmentStoreResponse } from '../proto/messages';
-import { withBearerToken } from '../server-kit/auth';
+import { withBearerToken } from '../proto/auth';
 import type { Logger } from '../server-kit/log';
 
 const STORE_ID_FILE = 'STORE_ID';

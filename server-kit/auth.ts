@@ -1,17 +1,15 @@
 /**
  * Bearer-token authentication of kvt calls: a data token and an admin token per server. The check is
  * done once per server by wrapping its handler map ({@link withAuth}); clients attach the token with
- * an interceptor ({@link bearerInterceptor}). Token values never reach a log or an error message.
+ * an interceptor (client/internal/credentials.ts). Token values never reach a log or an error message.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
+import { AUTHORIZATION_METADATA, isValidToken } from '../proto/auth';
 import { ErrorCodes } from '../proto/error-codes';
 import { UsageError } from './flags';
 import { guardHandlers, OnRefused } from './guard';
 import { KvtFault } from './fault';
-
-/** The metadata key carrying `Bearer <token>`. */
-export const AUTHORIZATION_METADATA = 'authorization';
 
 /** The tokens a server accepts; with neither set, every call is accepted. */
 export interface AuthTokens {
@@ -19,14 +17,6 @@ export interface AuthTokens {
   dataToken?: string;
   /** Accepted on every call; the only token accepted on admin calls. */
   adminToken?: string;
-}
-
-/** Tokens travel as HTTP/2 header values: visible ASCII only, and bounded. */
-const TOKEN_PATTERN = /^[\x21-\x7e]{1,4096}$/;
-
-/** True when `token` can be sent as a bearer token (1–4096 visible ASCII characters). */
-export function isValidToken(token: string): boolean {
-  return TOKEN_PATTERN.test(token);
 }
 
 /**
@@ -101,26 +91,4 @@ export function withAuth(
   };
   const refused: OnRefused = (method, fault, peer) => rejected?.({ method, code: fault.code, peer });
   return guardHandlers(handlers, (method, metadata) => verdict(method, metadata, expected, adminMethods.has(method)), refused);
-}
-
-/** A client interceptor adding `authorization: Bearer <token>` to every call. */
-export function bearerInterceptor(token: string): grpc.Interceptor {
-  const header = `Bearer ${token}`;
-  return (options, nextCall) =>
-    new grpc.InterceptingCall(nextCall(options), {
-      start(metadata, listener, next) {
-        metadata.set(AUTHORIZATION_METADATA, header);
-        next(metadata, listener);
-      },
-    });
-}
-
-/**
- * grpc-js client options: `base` plus, when `token` is set, the interceptor that sends it.
- * @throws Error when the token cannot be sent (see {@link isValidToken}); the message never holds it.
- */
-export function withBearerToken(base: grpc.ClientOptions, token: string | undefined): grpc.ClientOptions {
-  if (token === undefined) return base;
-  if (!isValidToken(token)) throw new Error(`the token must be 1 to 4096 visible ASCII characters (no spaces); got ${token.length} characters`);
-  return { ...base, interceptors: [bearerInterceptor(token)] };
 }

@@ -3,7 +3,7 @@
  * message naming the field and the limit, the index of the offending item. No gRPC here: storage
  * raises it too, and the services map it to a status in one place (status.ts).
  */
-import { ErrorCode, ErrorCodes, RETRY_AFTER_TRAILER } from '../proto/error-codes';
+import { ErrorCode, ErrorCodes } from '../proto/error-codes';
 
 /** A domain error a server reports to its caller: a stable code, a message, an optional item index. */
 export class KvtFault extends Error {
@@ -13,7 +13,7 @@ export class KvtFault extends Error {
     message: string,
     /** Index of the offending modification / key in the request, -1 when none. */
     readonly index = -1,
-    /** When known, how long until the same call could succeed (sent as {@link RETRY_AFTER_TRAILER}). */
+    /** When known, how long until the same call could succeed (sent as the `kvt-retry-after-ms` trailer). */
     readonly retryAfterMs?: number,
   ) {
     super(message);

@@ -26,16 +26,6 @@ export interface TlsMaterial {
   ca?: Buffer;
 }
 
-/** The TLS options of a client: PEM text or bytes. `{}` means TLS trusting the system's CAs. */
-export interface ClientTlsOptions {
-  /** CA certificate(s) to trust, PEM. @default the system's roots */
-  ca?: Buffer | string;
-  /** Client certificate (chain), PEM, for servers that ask for one; needs `key`. */
-  cert?: Buffer | string;
-  /** Private key of `cert`, PEM. */
-  key?: Buffer | string;
-}
-
 /**
  * Checks that the TLS flags make sense together (no files are read here).
  * @throws UsageError when only one of --tls-cert / --tls-key is given.
@@ -116,18 +106,6 @@ export function serverCredentials(material: TlsMaterial): grpc.ServerCredentials
 export function outgoingCredentials(material: TlsMaterial): grpc.ChannelCredentials {
   if (!servesTls(material) && material.ca === undefined) return grpc.credentials.createInsecure();
   return grpc.credentials.createSsl(material.ca ?? null);
-}
-
-const asBuffer = (v: Buffer | string | undefined): Buffer | null => (v === undefined ? null : Buffer.isBuffer(v) ? v : Buffer.from(v, 'utf8'));
-
-/**
- * Channel credentials of a client: plaintext without `tls`, TLS otherwise.
- * @throws Error when only one of `cert` / `key` is given.
- */
-export function clientCredentials(tls: ClientTlsOptions | undefined): grpc.ChannelCredentials {
-  if (!tls) return grpc.credentials.createInsecure();
-  if ((tls.cert === undefined) !== (tls.key === undefined)) throw new Error('tls.cert and tls.key must be given together');
-  return grpc.credentials.createSsl(asBuffer(tls.ca), asBuffer(tls.key), asBuffer(tls.cert));
 }
 
 let ipServernameQuiet = false;

@@ -275,13 +275,13 @@ export abstract class AbstractKeyValueTable<K, V, S extends ModificationSink> im
 
   /** An iterable of the pages from `start`; the table must still be open for each page. */
   private checkedPages<T>(pages: (state: IteratorState) => AsyncIterable<T>, start: IteratorState): AsyncIterable<T> {
-    const self = this;
+    const checkOpen = () => this.checkOpen();
     return {
       // Each iteration starts from the beginning with its own state: iterating the iterable again (or
       // twice at once) gives the same pages, as an AsyncIterable should.
       async *[Symbol.asyncIterator]() {
         for await (const page of pages({ ...start })) {
-          self.checkOpen();
+          checkOpen();
           yield page;
         }
       },

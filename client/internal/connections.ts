@@ -4,8 +4,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { GRPC_CHANNEL_OPTIONS, kvtPackage } from '../../proto/load';
-import { withBearerToken } from '../../server-kit/auth';
-import { clientCredentials, ClientTlsOptions } from '../../server-kit/tls';
+import { clientCredentials, ClientTlsOptions, withBearerToken } from './credentials';
 import { InvalidArgumentError } from '../errors';
 import { segmentStoreClientClass } from './wire-codec';
 

@@ -4,7 +4,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { GRPC_CHANNEL_OPTIONS, kvtPackage } from '../../proto/load';
-import { withBearerToken } from '../../server-kit/auth';
+import { withBearerToken } from '../../proto/auth';
 import type { CreateSegmentResponse, DeleteSegmentResponse } from '../../proto/messages';
 
 type UnaryMethod = (request: unknown, metadata: grpc.Metadata, options: grpc.CallOptions, callback: (err: grpc.ServiceError | null, res: unknown) => void) => void;

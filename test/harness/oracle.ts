@@ -120,14 +120,17 @@ export class WriteOracle {
   }
 }
 
+/** A method of a raw client, called with a request, options and a callback. */
+type RawMethod = (...args: unknown[]) => unknown;
+
 /** A raw client of `kvt.v1.Controller` or `kvt.v1.SegmentStore` at `address` (loopback, plaintext). */
-export function rawClient(service: 'Controller' | 'SegmentStore', address: string): grpc.Client & Record<string, Function> {
+export function rawClient(service: 'Controller' | 'SegmentStore', address: string): grpc.Client & Record<string, RawMethod> {
   const Ctor = kvtPackage()[service];
-  return new Ctor(address, grpc.credentials.createInsecure(), GRPC_CHANNEL_OPTIONS) as unknown as grpc.Client & Record<string, Function>;
+  return new Ctor(address, grpc.credentials.createInsecure(), GRPC_CHANNEL_OPTIONS) as unknown as grpc.Client & Record<string, RawMethod>;
 }
 
 /** Calls a unary method of a raw client with a deadline. */
-export function rawCall<Res>(client: grpc.Client & Record<string, Function>, method: string, request: unknown, timeoutMs = 10_000): Promise<Res> {
+export function rawCall<Res>(client: grpc.Client & Record<string, RawMethod>, method: string, request: unknown, timeoutMs = 10_000): Promise<Res> {
   return new Promise((resolve, reject) => {
     client[method](request, { deadline: Date.now() + timeoutMs }, (err: grpc.ServiceError | null, res: Res) => (err ? reject(err) : resolve(res)));
   });

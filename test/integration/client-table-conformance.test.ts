@@ -5,7 +5,8 @@
  */
 import { KeyValueTableFactory, KeyValueTableManager } from '../../client';
 import { TestCluster } from '../harness/process';
-import { TableTarget, tableConformance } from '../suites/table-conformance';
+import { tableConformance } from '../suites/table-conformance';
+import type { TableTarget } from '../suites/table-conformance-context';
 
 const SCOPE = 'conformance';
 const PARTITIONS = 8;

@@ -2,8 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import type { IterateResponse } from '../../proto/messages';
 import type { IterateInput } from '../../segmentstore/storage/read/read-validation';
-import type { SuiteContext } from './storage-conformance';
-import { b, put } from './storage-conformance';
+import type { SuiteContext } from './storage-conformance-context';
+import { b, put } from './storage-conformance-context';
 
 const keyOf = (e: { key: Uint8Array }) => Buffer.from(e.key);
 

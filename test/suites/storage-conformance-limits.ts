@@ -11,8 +11,8 @@ import {
 } from '../../proto/limits';
 import type { IterateInput } from '../../segmentstore/storage/read/read-validation';
 import type { ModificationInput } from '../../segmentstore/storage/validation';
-import type { SuiteContext } from './storage-conformance';
-import { b, expectFailure, put, read } from './storage-conformance';
+import type { SuiteContext } from './storage-conformance-context';
+import { b, expectFailure, put, read } from './storage-conformance-context';
 
 /** Registers the limit tests. */
 export function limitsConformance(ctx: SuiteContext): void {

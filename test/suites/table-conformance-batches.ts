@@ -1,8 +1,8 @@
 /** Conformance: atomic batches of one family (putAll, replaceAll, removeAll, update). */
 import { describe, expect, it } from 'vitest';
 import { BadKeyVersionError, InvalidArgumentError, NoSuchKeyError, Serializers, Version } from '../../client';
-import type { TableSuiteContext } from './table-conformance';
-import { bump, conditionMessage, pagesOf, rejection } from './table-conformance';
+import type { TableSuiteContext } from './table-conformance-context';
+import { bump, conditionMessage, pagesOf, rejection } from './table-conformance-context';
 
 /** Registers the batch cases. */
 export function batchesConformance(ctx: TableSuiteContext): void {

@@ -1,8 +1,8 @@
 /** Conformance: keyIterator and entryIterator (order, pages, bounds, resume states, the page cap). */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { InvalidArgumentError, IteratorItem, KeyValueTable, TableKey } from '../../client';
-import type { TableSuiteContext } from './table-conformance';
-import { pagesOf, rejection, thrown } from './table-conformance';
+import type { TableSuiteContext } from './table-conformance-context';
+import { pagesOf, rejection, thrown } from './table-conformance-context';
 
 const bytes = (...b: number[]) => new Uint8Array(b);
 const hex = (k: Uint8Array) => Buffer.from(k).toString('hex');

@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import {
   InvalidArgumentError, MAX_BATCH_BYTES, MAX_BATCH_ITEMS, MAX_KEY_FAMILY_LENGTH, MAX_KEY_LENGTH, MAX_VALUE_LENGTH, Serializers,
 } from '../../client';
-import type { TableSuiteContext } from './table-conformance';
-import { rejection } from './table-conformance';
+import type { TableSuiteContext } from './table-conformance-context';
+import { rejection } from './table-conformance-context';
 
 /** Registers the limit cases. */
 export function limitsConformance(ctx: TableSuiteContext): void {

@@ -1,8 +1,8 @@
 /** Conformance: reads, routing, scans, expiry and closing. */
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError, NoSuchKeyError, ObjectClosedError, partitionOf, ScannedEntry } from '../../client';
-import type { TableSuiteContext } from './table-conformance';
-import { pagesOf, rejection, thrown, utf8 } from './table-conformance';
+import type { TableSuiteContext } from './table-conformance-context';
+import { pagesOf, rejection, thrown, utf8 } from './table-conformance-context';
 
 /** Registers the cases of reads, routing, scans, expiry and closing. */
 export function readsConformance(ctx: TableSuiteContext): void {

@@ -1,8 +1,8 @@
 /** Conformance: single-key updates (put, putIfAbsent, replace, remove) and what a version means. */
 import { describe, expect, it } from 'vitest';
 import { BadKeyVersionError, InvalidArgumentError, KeyValueTable, NoSuchKeyError, Version } from '../../client';
-import type { TableSuiteContext } from './table-conformance';
-import { bump, conditionMessage, rejection } from './table-conformance';
+import type { TableSuiteContext } from './table-conformance-context';
+import { bump, conditionMessage, rejection } from './table-conformance-context';
 
 /** Two families of `table` whose keys live in different segments, each with key 'k' written. */
 export async function familiesInTwoSegments(table: KeyValueTable<string, string>): Promise<[string, Version, string, Version]> {

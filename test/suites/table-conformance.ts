@@ -6,68 +6,13 @@
  * case asks for fresh tables; errors are asserted by class, code and message.
  */
 import { afterAll, beforeAll, describe, expect } from 'vitest';
-import { IteratorItem, KeyValueTable, KeyValueTableConfig, Serializers, Version } from '../../client';
+import { Serializers } from '../../client';
 import { batchesConformance } from './table-conformance-batches';
 import { iterationConformance } from './table-conformance-iteration';
 import { limitsConformance } from './table-conformance-limits';
 import { readsConformance } from './table-conformance-reads';
 import { singleKeyConformance } from './table-conformance-single-key';
-
-/** What the suite runs against. */
-export interface TableTarget {
-  /** The partition count of the tables {@link TableTarget.table} makes (more than one). */
-  readonly partitionCount: number;
-  /** A fresh, empty table with these serializers and a name of its own. */
-  table<K, V>(config: KeyValueTableConfig<K, V>): Promise<KeyValueTable<K, V>>;
-  /** Lets at least `ms` pass on the clock that expires entries (a fake clock moves; a real one is waited for). */
-  advance(ms: number): Promise<void>;
-  dispose(): Promise<void>;
-}
-
-/** What the suite's parts share. */
-export interface TableSuiteContext {
-  target(): TableTarget;
-  /** A fresh table of UTF-8 keys and values. */
-  strings(): Promise<KeyValueTable<string, string>>;
-  /** A fresh table of raw byte keys and UTF-8 values. */
-  bytes(): Promise<KeyValueTable<Uint8Array, string>>;
-}
-
-/** Serializers of a table of UTF-8 keys and values. */
-export const utf8 = { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 };
-
-/** What `p` rejects with (fails the test when it resolves). */
-export async function rejection(p: Promise<unknown>): Promise<Error & { code?: string; index?: number; key?: unknown; segment?: string; table?: string }> {
-  return p.then(
-    () => {
-      throw new Error('expected a rejection');
-    },
-    (e: unknown) => e as Error,
-  );
-}
-
-/** What `f` throws (fails the test when it returns). */
-export function thrown(f: () => unknown): Error {
-  try {
-    f();
-  } catch (e) {
-    return e as Error;
-  }
-  throw new Error('expected a throw');
-}
-
-/** Every page of an iteration. */
-export async function pagesOf<T>(it: AsyncIterable<IteratorItem<T>>): Promise<IteratorItem<T>[]> {
-  const out: IteratorItem<T>[] = [];
-  for await (const page of it) out.push(page);
-  return out;
-}
-
-/** `v` with its sequence moved by `by`: a well-formed version of the same segment that is not current. */
-export const bump = (v: Version, by: number): Version => Version.fromString(`${v.segmentId}.${BigInt(v.sequence) + BigInt(by)}`);
-
-/** The message a conditional failure carries: the store's words, then the key and table. */
-export const conditionMessage = (table: KeyValueTable<unknown, unknown>, text: string, key: string): string => `${text} (key ${JSON.stringify(key)} of table ${table.name})`;
+import { TableTarget, TableSuiteContext, utf8 } from './table-conformance-context';
 
 /** Registers the whole suite under `describe(name)`. */
 export function tableConformance(name: string, start: () => Promise<TableTarget>): void {

@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { InMemoryKeyValueTable, InvalidArgumentError, partitionOf, Serializers } from '../../../client';
-import { TableTarget, tableConformance, thrown, utf8 } from '../../suites/table-conformance';
+import { tableConformance } from '../../suites/table-conformance';
+import { TableTarget, thrown, utf8 } from '../../suites/table-conformance-context';
 
 /** In-memory tables of 8 partitions sharing one fake clock. */
 function memoryTarget(): TableTarget {

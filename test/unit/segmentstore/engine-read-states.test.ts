@@ -50,11 +50,11 @@ function holdLevelDbReads() {
   const counted: Array<() => void> = [];
   for (const name of ['iterator', 'keys'] as const) {
     proto[name] = function (this: unknown, ...args: unknown[]) {
-      const db = this;
+      const apply = (): Record<string, Fn> => originals[name].apply(this, args) as Record<string, Fn>;
       let real: Record<string, Fn> | undefined;
       waiting++;
       counted.splice(0).forEach((f) => f());
-      const made = gate.then(() => (real = originals[name].apply(db, args) as Record<string, Fn>));
+      const made = gate.then(() => (real = apply()));
       const later = (method: string) => async (...a: unknown[]) => {
         await made;
         return real![method](...a);

@@ -2,7 +2,6 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import { GRPC_CHANNEL_OPTIONS, kvtPackage } from '../../../proto/load';
 import { jsonLogger, silentLogger } from '../../../server-kit/log';
 import { SegmentStoreServer } from '../../../segmentstore/server';
 import { ITERATE_ANSWER_RESERVE, MAX_STREAM_ANSWER_BYTES, MAX_STREAM_IN_FLIGHT } from '../../../segmentstore/service/execute-stream';
