@@ -311,10 +311,15 @@ function describeObserved(o: Observed | null): string {
   return o ? `${o.key}=${o.value}@${o.version}` : 'absent';
 }
 
+/** A name as reports show it: a long one (a key family of up to 2,048 bytes) cut to its start and length. */
+export function shortName(name: string): string {
+  return name.length <= 40 ? name : `${name.slice(0, 24)}…(${Buffer.byteLength(name)} bytes)`;
+}
+
 /** One line per operation: `#id c<client> [invoked..completed ms] name(…) → result`. */
 export function describeOp(op: KvOp): string {
   const at = `[${op.invokedAt.toFixed(1)}..${op.completedAt === undefined ? '?' : op.completedAt.toFixed(1)}]`;
-  const head = `#${op.id} c${op.client} ${at} ${op.group} ${op.name}`;
+  const head = `#${op.id} c${op.client} ${at} ${shortName(op.group)} ${op.name}`;
   switch (op.f) {
     case 'read':
       return `${head}(${op.keys.join(',')}) → ${op.values.map(describeObserved).join(', ')}`;
@@ -399,7 +404,7 @@ export function checkKvHistory(history: readonly KvOp[], options: KvCheckOptions
       const minimal = minimizeHistory(ops, fails, KV_WEAKENINGS).sort((a, b) => a.invokedAt - b.invokedAt);
       const stuck = result.stuck;
       verdict.report = [
-        `${group}: no linearization; stuck at ${describeOp(stuck.op)}`,
+        `${shortName(group)}: no linearization; stuck at ${describeOp(stuck.op)}`,
         `  state there: ${model.key(stuck.state)}`,
         `  minimized failing history (${minimal.length} of ${ops.length} operations: observations dropped where it still fails); its last ${REPORT_LINES} on the keys of the observations left:`,
         ...relevant(minimal).slice(-REPORT_LINES).map((o) => `    ${describeOp(o)}`),
