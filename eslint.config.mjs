@@ -8,7 +8,7 @@ const SERVERS = ['./controller', './segmentstore', './server-kit'];
 const LAYERS = ['./client/revisions', './client/archive', './client/documents', './client/couch'];
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'data/', 'bench/results/', '**/*.js', '**/*.cjs', '**/*.mjs'] },
+  { ignores: ['dist/', 'node_modules/', 'data/', 'bench/results/', 'proto/generated/', '**/*.js', '**/*.cjs', '**/*.mjs'] },
   ...tseslint.configs.recommended,
   {
     plugins: { 'import-x': importX },

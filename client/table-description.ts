@@ -5,6 +5,7 @@
  * {@link partitionOf}, the routing function itself (DESIGN §2), to find the partition of a key.
  */
 import type { Partition, SegmentInfo, TableDescription } from '../proto/messages';
+import { ServiceError } from './errors';
 import { callUnary, Connections } from './internal/connections';
 import { partitionIndex, routingPoint } from './internal/hashing';
 import { toKvtError } from './internal/status-to-error';
@@ -58,12 +59,15 @@ const NO_KEY = new Uint8Array(0);
 
 /** The public shape of the controller's answer. */
 export function fromWire(d: TableDescription): KeyValueTableDescription {
+  // The controller always sets `table`; the type says null because a message field may be absent.
+  const table = d.table;
+  if (!table) throw new ServiceError('the controller described a table without its TableInfo', { code: 'SERVICE_ERROR' });
   return {
-    scope: d.table.scope,
-    name: d.table.table,
-    state: d.table.state as KeyValueTableState,
-    partitionCount: d.table.config?.partitionCount ?? d.partitions.length,
-    createdAt: new Date(Number(d.table.createdAtMs)),
+    scope: table.scope,
+    name: table.table,
+    state: table.state as KeyValueTableState,
+    partitionCount: table.config?.partitionCount ?? d.partitions.length,
+    createdAt: new Date(Number(table.createdAtMs)),
     partitions: d.partitions.map((p: Partition) => ({
       partition: p.index,
       hashLow: p.hashLow,

@@ -1,165 +1,77 @@
 /**
- * TypeScript shapes of the `kvt.v1` messages as the loader decodes them (camelCase, uint64 as decimal
- * string, enums as names, bytes as Buffer, defaults filled in). When sending, any field may be
- * omitted and `Uint8Array` is accepted for bytes.
+ * The `kvt.v1` message types under the names the code uses: each is the generator's shape of the
+ * message as the loader decodes it (`X__Output` in proto/generated/, written from the `.proto` files
+ * by `npm run proto:types`: camelCase, uint64 as decimal string, enums as names, bytes as Buffer,
+ * defaults filled in, the oneof's virtual field). `XInput` is what may be sent: any field may be
+ * omitted, and bytes may be any Uint8Array.
  */
 
 // ---- segment store ----
 
-export type ConditionKind = 'NONE' | 'NOT_EXISTS' | 'VERSION';
-export interface Condition {
-  kind: ConditionKind;
-  segmentId: string;
-  sequence: string;
-}
-
-export type ModificationType = 'PUT' | 'INSERT' | 'REMOVE' | 'REMOVE_RANGE';
-export interface Modification {
-  type: ModificationType;
-  family: string;
-  key: Uint8Array;
-  value: Uint8Array;
-  condition?: Condition | null;
-  ttlMs: string;
-  rangeFrom: Uint8Array;
-  rangeTo: Uint8Array;
-  rangePrefix: Uint8Array;
-}
-
-export interface CreateSegmentRequest { segmentId: string; table: string }
-export interface CreateSegmentResponse { created: boolean }
-export interface DeleteSegmentRequest { segmentId: string }
-export interface DeleteSegmentResponse { deleted: boolean }
-export interface GetSegmentInfoRequest { segmentId: string }
-export interface SegmentInfo {
-  segmentId: string;
-  entryCount: string;
-  bytes: string;
-  lastSequence: string;
-  table: string;
-}
-export type ListSegmentsRequest = Record<string, never>;
-export interface ListSegmentsResponse { segments: SegmentInfo[] }
-
-export interface UpdateRequest { segmentId: string; modifications: Modification[] }
-/** See segmentstore.proto: stores answer `firstSequence`; `sequences` is the earlier form (empty from current stores). */
-export interface UpdateResponse { sequences: string[]; firstSequence: string }
-
-export interface KeyRef { family: string; key: Uint8Array }
-export interface GetRequest { segmentId: string; keys: KeyRef[] }
-export interface Entry { found: boolean; key: Uint8Array; value: Uint8Array; sequence: string }
-export interface GetResponse { entries: Entry[] }
-
-export interface IterateRequest {
-  segmentId: string;
-  family: string;
-  includeValues: boolean;
-  maxItems: number;
-  prefix: Uint8Array;
-  from: Uint8Array;
-  to: Uint8Array;
-  toInclusive: boolean;
-  reverse: boolean;
-  hasAfter: boolean;
-  after: Uint8Array;
-}
-export interface IterateResponse { items: Entry[]; done: boolean }
-
-export interface ScanRequest { segmentId: string; includeValues: boolean; maxItems: number; after: Uint8Array }
-export interface ScanItem { family: string; key: Uint8Array; value: Uint8Array; sequence: string }
-export interface ScanResponse { items: ScanItem[]; done: boolean; position: Uint8Array }
-
-export interface SubRequest {
-  update?: UpdateRequest | null;
-  get?: GetRequest | null;
-  /** Set by the loader on decode: which field of the oneof is present. */
-  request?: 'update' | 'get';
-}
-export interface ExecuteRequest { requests: SubRequest[] }
-export interface WireError { code: string; message: string; index: number; segmentId: string }
-export interface SubResponse {
-  update?: UpdateResponse | null;
-  get?: GetResponse | null;
-  error?: WireError | null;
-  /** Set by the loader on decode: which field of the oneof is present. */
-  response?: 'update' | 'get' | 'error';
-}
-export interface ExecuteResponse { responses: SubResponse[] }
-export interface ExecuteStreamRequest { id: number; request: ExecuteRequest | null; iterate: IterateRequest | null }
-export interface ExecuteStreamResponse { id: number; response: ExecuteResponse | null; error: WireError | null; iterate: IterateResponse | null }
+export type { _kvt_v1_Condition_Kind__Output as ConditionKind } from './generated/kvt/v1/Condition';
+export type { _kvt_v1_Modification_Type__Output as ModificationType } from './generated/kvt/v1/Modification';
+export type { Condition__Output as Condition, Condition as ConditionInput } from './generated/kvt/v1/Condition';
+export type { Modification__Output as Modification, Modification as ModificationInput } from './generated/kvt/v1/Modification';
+export type { CreateSegmentRequest__Output as CreateSegmentRequest, CreateSegmentRequest as CreateSegmentRequestInput } from './generated/kvt/v1/CreateSegmentRequest';
+export type { CreateSegmentResponse__Output as CreateSegmentResponse, CreateSegmentResponse as CreateSegmentResponseInput } from './generated/kvt/v1/CreateSegmentResponse';
+export type { DeleteSegmentRequest__Output as DeleteSegmentRequest, DeleteSegmentRequest as DeleteSegmentRequestInput } from './generated/kvt/v1/DeleteSegmentRequest';
+export type { DeleteSegmentResponse__Output as DeleteSegmentResponse, DeleteSegmentResponse as DeleteSegmentResponseInput } from './generated/kvt/v1/DeleteSegmentResponse';
+export type { GetSegmentInfoRequest__Output as GetSegmentInfoRequest, GetSegmentInfoRequest as GetSegmentInfoRequestInput } from './generated/kvt/v1/GetSegmentInfoRequest';
+export type { SegmentInfo__Output as SegmentInfo, SegmentInfo as SegmentInfoInput } from './generated/kvt/v1/SegmentInfo';
+export type { ListSegmentsRequest__Output as ListSegmentsRequest, ListSegmentsRequest as ListSegmentsRequestInput } from './generated/kvt/v1/ListSegmentsRequest';
+export type { ListSegmentsResponse__Output as ListSegmentsResponse, ListSegmentsResponse as ListSegmentsResponseInput } from './generated/kvt/v1/ListSegmentsResponse';
+export type { UpdateRequest__Output as UpdateRequest, UpdateRequest as UpdateRequestInput } from './generated/kvt/v1/UpdateRequest';
+export type { UpdateResponse__Output as UpdateResponse, UpdateResponse as UpdateResponseInput } from './generated/kvt/v1/UpdateResponse';
+export type { KeyRef__Output as KeyRef, KeyRef as KeyRefInput } from './generated/kvt/v1/KeyRef';
+export type { GetRequest__Output as GetRequest, GetRequest as GetRequestInput } from './generated/kvt/v1/GetRequest';
+export type { Entry__Output as Entry, Entry as EntryInput } from './generated/kvt/v1/Entry';
+export type { GetResponse__Output as GetResponse, GetResponse as GetResponseInput } from './generated/kvt/v1/GetResponse';
+export type { IterateRequest__Output as IterateRequest, IterateRequest as IterateRequestInput } from './generated/kvt/v1/IterateRequest';
+export type { IterateResponse__Output as IterateResponse, IterateResponse as IterateResponseInput } from './generated/kvt/v1/IterateResponse';
+export type { ScanRequest__Output as ScanRequest, ScanRequest as ScanRequestInput } from './generated/kvt/v1/ScanRequest';
+export type { ScanItem__Output as ScanItem, ScanItem as ScanItemInput } from './generated/kvt/v1/ScanItem';
+export type { ScanResponse__Output as ScanResponse, ScanResponse as ScanResponseInput } from './generated/kvt/v1/ScanResponse';
+export type { SubRequest__Output as SubRequest, SubRequest as SubRequestInput } from './generated/kvt/v1/SubRequest';
+// `kvt.v1.Error` is WireError here, so as not to shadow the global Error.
+export type { Error__Output as WireError, Error as WireErrorInput } from './generated/kvt/v1/Error';
+export type { ExecuteRequest__Output as ExecuteRequest, ExecuteRequest as ExecuteRequestInput } from './generated/kvt/v1/ExecuteRequest';
+export type { SubResponse__Output as SubResponse, SubResponse as SubResponseInput } from './generated/kvt/v1/SubResponse';
+export type { ExecuteResponse__Output as ExecuteResponse, ExecuteResponse as ExecuteResponseInput } from './generated/kvt/v1/ExecuteResponse';
+export type { ExecuteStreamRequest__Output as ExecuteStreamRequest, ExecuteStreamRequest as ExecuteStreamRequestInput } from './generated/kvt/v1/ExecuteStreamRequest';
+export type { ExecuteStreamResponse__Output as ExecuteStreamResponse, ExecuteStreamResponse as ExecuteStreamResponseInput } from './generated/kvt/v1/ExecuteStreamResponse';
 
 // ---- controller ----
 
-export interface ScopeRequest { scope: string }
-export interface CreateScopeResponse { created: boolean }
-export interface DeleteScopeResponse { deleted: boolean }
-export type ListScopesRequest = Record<string, never>;
-export interface ListScopesResponse { scopes: string[] }
-
-export interface TableConfiguration { partitionCount: number }
-export interface CreateTableRequest { scope: string; table: string; config?: TableConfiguration | null }
-export interface CreateTableResponse { created: boolean }
-export interface TableRequest { scope: string; table: string }
-export interface UpdateTableRequest { scope: string; table: string; config?: TableConfiguration | null }
+/**
+ * The states of `TableInfo.state`. Hand-written: the `.proto` keeps the state a string (its comment
+ * lists these), so the generator can only say `string`.
+ */
 export type TableStateName = 'CREATING' | 'ACTIVE' | 'DELETING';
-export interface TableInfo {
-  scope: string;
-  table: string;
-  config?: TableConfiguration | null;
-  state: TableStateName;
-  createdAtMs: string;
-}
-export interface DeleteTableResponse { deleted: boolean }
-export interface ListTablesRequest { scope: string; continuationToken: string; limit: number }
-export interface ListTablesResponse { tables: string[]; continuationToken: string }
-
-export interface Partition {
-  index: number;
-  hashLow: number;
-  hashHigh: number;
-  segmentId: string;
-  storeId: string;
-  storeAddress: string;
-  storeLive: boolean;
-}
-export interface Routing {
-  scope: string;
-  table: string;
-  partitionCount: number;
-  generation: string;
-  partitions: Partition[];
-}
-export interface TableDescription { table: TableInfo; partitions: Partition[] }
-
-export interface RegisterSegmentStoreRequest { storeId: string; address: string }
-export interface RegisterSegmentStoreResponse { heartbeatIntervalMs: number }
-export interface HeartbeatRequest { storeId: string; address: string }
-export interface HeartbeatResponse { known: boolean; heartbeatIntervalMs: number }
-export type ListSegmentStoresRequest = Record<string, never>;
-export interface SegmentStoreInfo {
-  storeId: string;
-  address: string;
-  live: boolean;
-  lastHeartbeatMs: string;
-  segmentCount: number;
-  lastHeartbeatAgeMs: string;
-}
-export interface ListSegmentStoresResponse { stores: SegmentStoreInfo[] }
-export interface RemoveSegmentStoreRequest { storeId: string; force: boolean }
-export interface ReplacedPartition {
-  scope: string;
-  table: string;
-  partition: number;
-  segmentId: string;
-  newSegmentId: string;
-  newStoreId: string;
-}
-export interface TableName { scope: string; table: string }
-export interface RemoveSegmentStoreResponse {
-  removed: boolean;
-  address: string;
-  lostPartitions: ReplacedPartition[];
-  placedPartitions: ReplacedPartition[];
-  deletingTables: TableName[];
-  unfinishedTables: TableName[];
-}
+export type { ScopeRequest__Output as ScopeRequest, ScopeRequest as ScopeRequestInput } from './generated/kvt/v1/ScopeRequest';
+export type { CreateScopeResponse__Output as CreateScopeResponse, CreateScopeResponse as CreateScopeResponseInput } from './generated/kvt/v1/CreateScopeResponse';
+export type { DeleteScopeResponse__Output as DeleteScopeResponse, DeleteScopeResponse as DeleteScopeResponseInput } from './generated/kvt/v1/DeleteScopeResponse';
+export type { ListScopesRequest__Output as ListScopesRequest, ListScopesRequest as ListScopesRequestInput } from './generated/kvt/v1/ListScopesRequest';
+export type { ListScopesResponse__Output as ListScopesResponse, ListScopesResponse as ListScopesResponseInput } from './generated/kvt/v1/ListScopesResponse';
+export type { TableConfiguration__Output as TableConfiguration, TableConfiguration as TableConfigurationInput } from './generated/kvt/v1/TableConfiguration';
+export type { CreateTableRequest__Output as CreateTableRequest, CreateTableRequest as CreateTableRequestInput } from './generated/kvt/v1/CreateTableRequest';
+export type { CreateTableResponse__Output as CreateTableResponse, CreateTableResponse as CreateTableResponseInput } from './generated/kvt/v1/CreateTableResponse';
+export type { TableRequest__Output as TableRequest, TableRequest as TableRequestInput } from './generated/kvt/v1/TableRequest';
+export type { UpdateTableRequest__Output as UpdateTableRequest, UpdateTableRequest as UpdateTableRequestInput } from './generated/kvt/v1/UpdateTableRequest';
+export type { TableInfo__Output as TableInfo, TableInfo as TableInfoInput } from './generated/kvt/v1/TableInfo';
+export type { DeleteTableResponse__Output as DeleteTableResponse, DeleteTableResponse as DeleteTableResponseInput } from './generated/kvt/v1/DeleteTableResponse';
+export type { ListTablesRequest__Output as ListTablesRequest, ListTablesRequest as ListTablesRequestInput } from './generated/kvt/v1/ListTablesRequest';
+export type { ListTablesResponse__Output as ListTablesResponse, ListTablesResponse as ListTablesResponseInput } from './generated/kvt/v1/ListTablesResponse';
+export type { Partition__Output as Partition, Partition as PartitionInput } from './generated/kvt/v1/Partition';
+export type { Routing__Output as Routing, Routing as RoutingInput } from './generated/kvt/v1/Routing';
+export type { TableDescription__Output as TableDescription, TableDescription as TableDescriptionInput } from './generated/kvt/v1/TableDescription';
+export type { RegisterSegmentStoreRequest__Output as RegisterSegmentStoreRequest, RegisterSegmentStoreRequest as RegisterSegmentStoreRequestInput } from './generated/kvt/v1/RegisterSegmentStoreRequest';
+export type { RegisterSegmentStoreResponse__Output as RegisterSegmentStoreResponse, RegisterSegmentStoreResponse as RegisterSegmentStoreResponseInput } from './generated/kvt/v1/RegisterSegmentStoreResponse';
+export type { HeartbeatRequest__Output as HeartbeatRequest, HeartbeatRequest as HeartbeatRequestInput } from './generated/kvt/v1/HeartbeatRequest';
+export type { HeartbeatResponse__Output as HeartbeatResponse, HeartbeatResponse as HeartbeatResponseInput } from './generated/kvt/v1/HeartbeatResponse';
+export type { ListSegmentStoresRequest__Output as ListSegmentStoresRequest, ListSegmentStoresRequest as ListSegmentStoresRequestInput } from './generated/kvt/v1/ListSegmentStoresRequest';
+export type { SegmentStoreInfo__Output as SegmentStoreInfo, SegmentStoreInfo as SegmentStoreInfoInput } from './generated/kvt/v1/SegmentStoreInfo';
+export type { ListSegmentStoresResponse__Output as ListSegmentStoresResponse, ListSegmentStoresResponse as ListSegmentStoresResponseInput } from './generated/kvt/v1/ListSegmentStoresResponse';
+export type { RemoveSegmentStoreRequest__Output as RemoveSegmentStoreRequest, RemoveSegmentStoreRequest as RemoveSegmentStoreRequestInput } from './generated/kvt/v1/RemoveSegmentStoreRequest';
+export type { ReplacedPartition__Output as ReplacedPartition, ReplacedPartition as ReplacedPartitionInput } from './generated/kvt/v1/ReplacedPartition';
+export type { TableName__Output as TableName, TableName as TableNameInput } from './generated/kvt/v1/TableName';
+export type { RemoveSegmentStoreResponse__Output as RemoveSegmentStoreResponse, RemoveSegmentStoreResponse as RemoveSegmentStoreResponseInput } from './generated/kvt/v1/RemoveSegmentStoreResponse';

@@ -1,8 +1,8 @@
 /**
  * Protobuf wire-format primitives shared by the hand-written codecs of the client and the segment
- * store (client/internal/wire-codec.ts, segmentstore/service/wire-codec.ts): a reader over one
- * message, the size arithmetic of the encoders and their string writer. The `.proto` files stay the
- * contract; these only read, size and write what they define.
+ * store (client/internal/, segmentstore/service/): a reader over one message, the size arithmetic
+ * of the encoders, their one varint writer and their string writer (the enum numbers: enums.ts).
+ * The `.proto` files stay the contract; these only read, size and write what they define.
  */
 
 const EMPTY: Buffer = Buffer.alloc(0);
@@ -99,6 +99,34 @@ export function varintSize(n: number): number {
     size++;
   }
   return size;
+}
+
+/**
+ * Writes varint `n` at `at`; returns the offset after it. `n` is a uint32, a safe non-negative
+ * integer, or a negative int32, written as protobuf writes one: its two's complement over 64 bits,
+ * 10 bytes (as {@link varintSize} counts it).
+ */
+export function writeVarint(buf: Buffer, at: number, n: number): number {
+  if (n < 0) return writeNegativeVarint(buf, at, n);
+  while (n >= 0x80) {
+    buf[at++] = (n & 0x7f) | 0x80;
+    n = Math.floor(n / 128);
+  }
+  buf[at++] = n;
+  return at;
+}
+
+/** A negative int32 as ten bytes: its low 32 bits, then the sign extension. */
+function writeNegativeVarint(buf: Buffer, at: number, n: number): number {
+  let lo = n >>> 0;
+  for (let i = 0; i < 4; i++) {
+    buf[at++] = (lo & 0x7f) | 0x80;
+    lo >>>= 7;
+  }
+  buf[at++] = (lo & 0x0f) | 0x70 | 0x80;
+  for (let i = 0; i < 4; i++) buf[at++] = 0xff;
+  buf[at++] = 0x01;
+  return at;
 }
 
 /** Tag + length prefix + payload of a length-delimited field. */

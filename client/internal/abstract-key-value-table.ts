@@ -17,7 +17,8 @@ import type {
 } from '../types';
 import type { Version } from '../version';
 import { decodeState, IteratorState } from './iterator-state';
-import { MODIFICATION_TYPES, NO_TTL } from './update-encoder';
+import { MODIFICATION_TYPES } from '../../proto/enums';
+import { NO_TTL } from './update-encoder';
 import {
   checkBatchBytes, checkBatchCount, checkBoolean, checkFamily, checkKey, checkPageSize, checkTtl, checkValue, checkVersion, DuplicateKeyCheck, kindOf, listOf,
 } from './validation';

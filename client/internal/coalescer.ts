@@ -10,11 +10,11 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { MAX_GET_KEYS, MAX_MESSAGE_BYTES } from '../../proto/limits';
-import type { ExecuteResponse, GetRequest, SubResponse, WireError } from '../../proto/messages';
+import type { ExecuteResponse, SubResponse, WireError } from '../../proto/messages';
 import { InvalidArgumentError, ObjectClosedError, ServiceError, UnavailableError } from '../errors';
 import { callUnary, Connections } from './connections';
 import { ExecuteStreams } from './execute-streams';
-import { ClientExecuteRequest, ClientSubRequest, subRequestBytes } from './wire-codec';
+import { ClientExecuteRequest, ClientGetRequest, ClientSubRequest, subRequestBytes } from './wire-codec';
 
 /** Tuning of the coalescer. */
 export interface CoalescerOptions {
@@ -143,7 +143,7 @@ export class Coalescer {
   }
 
   /** Asks again, until `deadline`, for the keys of `get` its answer left out. */
-  private async completeGet(address: string, get: GetRequest, response: SubResponse, deadline: number): Promise<SubResponse> {
+  private async completeGet(address: string, get: ClientGetRequest, response: SubResponse, deadline: number): Promise<SubResponse> {
     const first = response.get?.entries;
     if (response.error || !first || first.length >= get.keys.length) return response;
     const entries = first.slice();
@@ -304,7 +304,7 @@ function buildRequest(batch: Pending[]): { request: ClientExecuteRequest; slots:
     }
     gets ??= new Map();
     const at = gets.get(get.segmentId);
-    const merged = at === undefined ? undefined : (requests[at].get as GetRequest);
+    const merged = at === undefined ? undefined : (requests[at].get as ClientGetRequest);
     if (at !== undefined && merged && merged.keys.length + get.keys.length <= MAX_GET_KEYS) {
       const slot = slots[at];
       if (slot.offsets === undefined) {
@@ -312,8 +312,8 @@ function buildRequest(batch: Pending[]): { request: ClientExecuteRequest; slots:
         requests[at] = { get: { segmentId: merged.segmentId, keys: merged.keys.slice() } };
         slot.offsets = [0];
       }
-      slot.offsets.push((requests[at].get as GetRequest).keys.length);
-      for (const key of get.keys) (requests[at].get as GetRequest).keys.push(key);
+      slot.offsets.push((requests[at].get as ClientGetRequest).keys.length);
+      for (const key of get.keys) (requests[at].get as ClientGetRequest).keys.push(key);
       slot.members.push(p);
       continue;
     }

@@ -15,7 +15,7 @@
  * The next call after a break opens a new stream.
  */
 import * as grpc from '@grpc/grpc-js';
-import type { ExecuteResponse, IterateRequest, WireError } from '../../proto/messages';
+import type { ExecuteResponse, IterateRequestInput, WireError } from '../../proto/messages';
 import type { Connections, ServiceClient } from './connections';
 import type { ClientExecuteRequest, ClientExecuteStreamRequest } from './wire-codec';
 import type { ClientStreamResponse } from './wire-decoder';
@@ -23,7 +23,7 @@ import type { ClientStreamResponse } from './wire-decoder';
 type Stream = grpc.ClientDuplexStream<ClientExecuteStreamRequest, ClientStreamResponse>;
 
 /** A request of a stream message, without its id. */
-type StreamRequest = { request: ClientExecuteRequest; iterate?: undefined } | { iterate: IterateRequest; request?: undefined };
+type StreamRequest = { request: ClientExecuteRequest; iterate?: undefined } | { iterate: IterateRequestInput; request?: undefined };
 
 interface Waiting {
   resolve: (answer: ClientStreamResponse) => void;
@@ -139,7 +139,7 @@ export class ExecuteStreams {
    * Reads one iterator page on the store at `address`: the undecoded `IterateResponse`. Rejects with
    * the page's error as a wire error, or like a unary call for a broken stream or passed deadline.
    */
-  async iterate(address: string, request: IterateRequest, deadline: number): Promise<Buffer> {
+  async iterate(address: string, request: IterateRequestInput, deadline: number): Promise<Buffer> {
     const answer = await this.streamsOf(address).iterate.send({ iterate: request }, deadline);
     return answer.iterate ?? Buffer.alloc(0);
   }

@@ -11,7 +11,8 @@ import type { WireError } from '../../proto/messages';
 import type { Version } from '../version';
 import type { ModificationSink } from './abstract-key-value-table';
 import { EntryPage, KeyBounds, MemoryEntry, SortedEntries } from './memory-entries';
-import { MODIFICATION_TYPES, NO_TTL } from './update-encoder';
+import { MODIFICATION_TYPES } from '../../proto/enums';
+import { NO_TTL } from './update-encoder';
 
 const EMPTY = Buffer.alloc(0);
 

@@ -12,7 +12,7 @@
  */
 import type * as grpc from '@grpc/grpc-js';
 import { ERROR_CODE_TRAILER } from '../../proto/error-codes';
-import type { IterateRequest, Routing, ScanRequest, ScanResponse, SubResponse, WireError } from '../../proto/messages';
+import type { IterateRequestInput, Routing, ScanRequestInput, ScanResponse, SubResponse, WireError } from '../../proto/messages';
 import { KvtError, ObjectClosedError, OverloadedError, TableNotActiveError, UnavailableError } from '../errors';
 import { Coalescer } from './coalescer';
 import { callUnary, Connections } from './connections';
@@ -113,14 +113,14 @@ export class TableTransport {
   read<M extends 'Iterate' | 'Scan'>(
     method: M,
     pick: (t: RoutingTable) => Route,
-    build: (segmentId: string) => M extends 'Iterate' ? IterateRequest : ScanRequest,
+    build: (segmentId: string) => M extends 'Iterate' ? IterateRequestInput : ScanRequestInput,
   ): Promise<{ response: M extends 'Iterate' ? Buffer : ScanResponse; route: Route }> {
     type Res = M extends 'Iterate' ? Buffer : ScanResponse;
     return this.withRetries(pick, async (route, deadline) => {
       const streams = this.coalescer.streams;
       if (method === 'Iterate' && streams) {
         try {
-          const page = await streams.iterate(route.address, build(route.segmentId) as IterateRequest, deadline);
+          const page = await streams.iterate(route.address, build(route.segmentId) as IterateRequestInput, deadline);
           return { response: page as Res, route };
         } catch (err) {
           // A page's own error arrives as a wire error, as a failed sub-request's does.

@@ -9,8 +9,8 @@
  * re-encoded every time) was most of the client's CPU per entry in putAll (bench W4). The bytes are
  * exactly those of the equivalent `Modification` objects (test/unit/client/update-encoder.test.ts).
  */
-import type { Modification } from '../../proto/messages';
-import { fieldSize, varintSize, writeUtf8 } from '../../proto/wire';
+import { CONDITION_KINDS, MODIFICATION_TYPES } from '../../proto/enums';
+import { fieldSize, varintSize, writeUtf8, writeVarint } from '../../proto/wire';
 import type { Version } from '../version';
 
 const EMPTY: Buffer = Buffer.alloc(0);
@@ -21,9 +21,6 @@ const EMPTY: Buffer = Buffer.alloc(0);
  * store decoded one string more for each.
  */
 export const NO_TTL = '';
-
-/** Wire numbers of `Modification.Type`. */
-export const MODIFICATION_TYPES = { PUT: 0, INSERT: 1, REMOVE: 2, REMOVE_RANGE: 3 } as const satisfies Record<Modification['type'], number>;
 
 /** Field tags (number << 3 | wire type) of `UpdateRequest.modifications`, `Modification` and `Condition`. */
 const MODIFICATION_TAG = (2 << 3) | 2;
@@ -37,17 +34,15 @@ const RANGE_TAGS = [(7 << 3) | 2, (8 << 3) | 2, (9 << 3) | 2] as const;
 const CONDITION_KIND_TAG = (1 << 3) | 0;
 const CONDITION_SEGMENT_TAG = (2 << 3) | 2;
 const CONDITION_SEQUENCE_TAG = (3 << 3) | 2;
-/** `Condition.Kind` VERSION. */
-const VERSION_KIND = 2;
-/** The `Condition` field of NOT_EXISTS (kind 1). */
-const NOT_EXISTS_FIELD = Buffer.from([CONDITION_TAG, 2, CONDITION_KIND_TAG, 1]);
+/** The `Condition` field of NOT_EXISTS. */
+const NOT_EXISTS_FIELD = Buffer.from([CONDITION_TAG, 2, CONDITION_KIND_TAG, CONDITION_KINDS.NOT_EXISTS]);
 
 /** The modifications of one `UpdateRequest`, encoded: one field-2 entry per modification, in order. */
 export class EncodedModifications {
   constructor(
     /** The entries, each with its tag and length prefix. */
     readonly bytes: Buffer,
-    /** The wire type number of each modification (see {@link MODIFICATION_TYPES}). */
+    /** The wire type number of each modification (proto/enums.ts's MODIFICATION_TYPES). */
     readonly types: Uint8Array,
   ) {}
 }
@@ -71,7 +66,7 @@ function conditionField(version: Version | undefined): Buffer {
   const payload = 2 + segment.length + sequence.length;
   const out = Buffer.allocUnsafe(1 + varintSize(payload) + payload);
   let at = writeVarint(out, writeByte(out, 0, CONDITION_TAG), payload);
-  at = writeByte(out, writeByte(out, at, CONDITION_KIND_TAG), VERSION_KIND);
+  at = writeByte(out, writeByte(out, at, CONDITION_KIND_TAG), CONDITION_KINDS.VERSION);
   segment.copy(out, at);
   sequence.copy(out, at + segment.length);
   return out;
@@ -79,15 +74,6 @@ function conditionField(version: Version | undefined): Buffer {
 
 function writeByte(buf: Buffer, at: number, b: number): number {
   buf[at] = b;
-  return at + 1;
-}
-
-function writeVarint(buf: Buffer, at: number, n: number): number {
-  while (n >= 0x80) {
-    buf[at++] = (n & 0x7f) | 0x80;
-    n = Math.floor(n / 128);
-  }
-  buf[at] = n;
   return at + 1;
 }
 

@@ -6,7 +6,7 @@
 import type { UpdateResponse } from '../../proto/messages';
 import { ServiceError } from '../errors';
 import { Version } from '../version';
-import { MODIFICATION_TYPES } from './update-encoder';
+import { MODIFICATION_TYPES } from '../../proto/enums';
 
 function takesSequence(type: number): boolean {
   return type === MODIFICATION_TYPES.PUT || type === MODIFICATION_TYPES.INSERT;

@@ -8,19 +8,19 @@
  * `decode` + `toObject` with defaults) was the largest cost per operation and per scanned entry. These
  * produce exactly what `proto/load.ts` produces (camelCase, enums as names, uint64 as strings, bytes as
  * Buffer, defaults filled in, the oneof's virtual field); the equivalence is tested against the loader
- * in test/unit/client/wire-codec.test.ts. The size arithmetic lives in proto/wire.ts, shared with the
- * segment store's codecs; decoding uses one cursor per message (no reader object per field or entry).
+ * in test/unit/client/wire-codec.test.ts. The size arithmetic and the varint writer live in
+ * proto/wire.ts and the enum numbers in proto/enums.ts, shared with the segment store's codecs;
+ * decoding uses one cursor per message (no reader object per field or entry).
  * The table's own updates arrive with their modifications already encoded (update-encoder.ts) and are
  * copied as they are.
  */
 import * as grpc from '@grpc/grpc-js';
 import { kvtPackage } from '../../proto/load';
-import type { ExecuteRequest, GetRequest, IterateRequest, Modification, SubRequest, UpdateRequest } from '../../proto/messages';
-import { fieldSize, varintSize, writeUtf8 } from '../../proto/wire';
-import { EncodedModifications, MODIFICATION_TYPES } from './update-encoder';
+import { CONDITION_KINDS, enumNumber, MODIFICATION_TYPES } from '../../proto/enums';
+import type { ExecuteRequest, IterateRequestInput, Modification, SubRequest, UpdateRequest } from '../../proto/messages';
+import { fieldSize, varintSize, writeUtf8, writeVarint } from '../../proto/wire';
+import { EncodedModifications } from './update-encoder';
 import { decodeExecuteResponse, decodeExecuteStreamResponse } from './wire-decoder';
-
-const CONDITION_KINDS: Record<string, number> = { NONE: 0, NOT_EXISTS: 1, VERSION: 2 };
 
 // ---- encoding: sizes first, then one allocation ----
 
@@ -33,11 +33,7 @@ class Writer {
   constructor(readonly buf: Buffer) {}
 
   varint(n: number): void {
-    while (n >= 0x80) {
-      this.buf[this.pos++] = (n & 0x7f) | 0x80;
-      n = Math.floor(n / 128);
-    }
-    this.buf[this.pos++] = n;
+    this.pos = writeVarint(this.buf, this.pos, n);
   }
 
   tagLen(tag: number, len: number): void {
@@ -65,12 +61,14 @@ class Writer {
   }
 }
 
-function enumNumber(names: Record<string, number>, v: unknown): number {
-  if (typeof v === 'number') return v;
-  return (typeof v === 'string' && names[v]) || 0;
-}
-
 type Cond = NonNullable<Modification['condition']>;
+
+/**
+ * A modification as this encoder takes it: the decoded shape with any field omitted and bytes any
+ * Uint8Array. (Not the generated `ModificationInput`: that lets bytes be strings, read as base64 by
+ * the loader, and this encoder copies bytes as they are.)
+ */
+type ModificationLike = { [F in keyof Modification]?: Modification[F] extends Buffer ? Uint8Array : Modification[F] };
 
 function conditionSize(c: Cond): number {
   const kind = enumNumber(CONDITION_KINDS, c.kind);
@@ -79,14 +77,14 @@ function conditionSize(c: Cond): number {
 
 const blen = (b: Uint8Array | undefined): number => (b && b.length ? fieldSize(b.length) : 0);
 
-function modificationSize(m: Partial<Modification>): number {
+function modificationSize(m: ModificationLike): number {
   const type = enumNumber(MODIFICATION_TYPES, m.type);
   return (type ? 1 + varintSize(type) : 0) + (m.family ? fieldSize(strLen(m.family)) : 0) + blen(m.key) + blen(m.value)
     + (m.condition ? fieldSize(conditionSize(m.condition)) : 0) + (m.ttlMs ? fieldSize(strLen(m.ttlMs)) : 0)
     + blen(m.rangeFrom) + blen(m.rangeTo) + blen(m.rangePrefix);
 }
 
-function writeModification(w: Writer, m: Partial<Modification>, size: number): void {
+function writeModification(w: Writer, m: ModificationLike, size: number): void {
   w.tagLen((2 << 3) | 2, size);
   w.enumField((1 << 3) | 0, enumNumber(MODIFICATION_TYPES, m.type));
   w.string((2 << 3) | 2, m.family, strLen(m.family));
@@ -111,8 +109,17 @@ export interface EncodedUpdateRequest {
   modifications: EncodedModifications;
 }
 
+/**
+ * A Get as this encoder takes it. Narrower than the generated `GetRequestInput`, which lets bytes be
+ * a string too (the loader reads one as base64): this encoder copies a key's bytes as they are.
+ */
+export interface ClientGetRequest {
+  segmentId: string;
+  keys: { family: string; key: Uint8Array }[];
+}
+
 /** A sub-request as the client sends it: a get, or an update with encoded modifications. */
-export type ClientSubRequest = { update: EncodedUpdateRequest; get?: undefined } | { get: GetRequest; update?: undefined };
+export type ClientSubRequest = { update: EncodedUpdateRequest; get?: undefined } | { get: ClientGetRequest; update?: undefined };
 
 /** An `ExecuteRequest` as the client sends it. */
 export interface ClientExecuteRequest {
@@ -130,12 +137,12 @@ interface SubSizes {
 const NO_ITEMS: number[] = [];
 
 function subRequestSizes(s: SubRequest | ClientSubRequest): SubSizes {
-  const body: AnyUpdate | GetRequest | null | undefined = s.update ?? s.get;
+  const body: AnyUpdate | ClientGetRequest | null | undefined = s.update ?? s.get;
   if (!body) return { member: 0, items: NO_ITEMS };
   let member = body.segmentId ? fieldSize(strLen(body.segmentId)) : 0;
   const encoded = s.update?.modifications;
   if (encoded instanceof EncodedModifications) return { member: member + encoded.bytes.length, items: NO_ITEMS };
-  const list: Partial<Modification & { family: string; key: Uint8Array }>[] = (s.update ? (s.update as UpdateRequest).modifications : s.get!.keys) ?? [];
+  const list: ModificationLike[] = (s.update ? (s.update as UpdateRequest).modifications : s.get!.keys) ?? [];
   const items = new Array<number>(list.length);
   for (let i = 0; i < list.length; i++) {
     items[i] = s.update ? modificationSize(list[i]) : (list[i].family ? fieldSize(strLen(list[i].family)) : 0) + blen(list[i].key);
@@ -159,7 +166,7 @@ export function getKeyBytes(familyBytes: number, keyBytes: number): number {
 }
 
 function writeSubRequest(w: Writer, s: SubRequest | ClientSubRequest, sizes: SubSizes): void {
-  const body: AnyUpdate | GetRequest | null | undefined = s.update ?? s.get;
+  const body: AnyUpdate | ClientGetRequest | null | undefined = s.update ?? s.get;
   w.tagLen((1 << 3) | 2, body ? fieldSize(sizes.member) : 0);
   if (!body) return;
   w.tagLen(s.update ? (1 << 3) | 2 : (2 << 3) | 2, sizes.member);
@@ -211,7 +218,7 @@ export function encodeExecuteRequest(req: ExecuteRequest | ClientExecuteRequest)
 }
 
 /** An `ExecuteStreamRequest` as the client sends it: an Execute or an Iterate. */
-export type ClientExecuteStreamRequest = { id: number; request: ExecuteRequest | ClientExecuteRequest; iterate?: undefined } | { id: number; iterate: IterateRequest; request?: undefined };
+export type ClientExecuteStreamRequest = { id: number; request: ExecuteRequest | ClientExecuteRequest; iterate?: undefined } | { id: number; iterate: IterateRequestInput; request?: undefined };
 
 /**
  * Encodes an `ExecuteStreamRequest`: the id, then the request (or the IterateRequest, by the loader's

@@ -8,17 +8,11 @@
  * strings, bytes as Buffer, defaults filled in, the oneof's virtual field), so handlers cannot tell the
  * difference; the equivalence is tested against the loader in test/unit/segmentstore/wire-codec.test.ts.
  */
+import { CONDITION_KIND_NAMES, enumName, MODIFICATION_TYPE_NAMES } from '../../proto/enums';
 import { Reader } from '../../proto/wire';
-import { WireModification } from '../storage/validation';
+import { WireModification } from './wire-modification';
 
 const EMPTY: Buffer = Buffer.alloc(0);
-const MODIFICATION_TYPES = ['PUT', 'INSERT', 'REMOVE', 'REMOVE_RANGE'] as const;
-const CONDITION_KINDS = ['NONE', 'NOT_EXISTS', 'VERSION'] as const;
-
-/** The name of enum value `n` in `names`, or `n` itself when unknown (as the loader gives it). */
-function enumName<T extends string>(names: readonly T[], n: number): T | number {
-  return n >= 0 && n < names.length ? names[n] : n;
-}
 
 /** Strings of at most this many bytes are compared by a JS loop (cheaper than a native call); longer ones by `Buffer.compare`. */
 const SHORT_COMPARE = 32;
@@ -72,7 +66,7 @@ function decodeCondition(r: Reader, strings: Strings): Record<string, unknown> {
   while (r.more()) {
     const tag = r.varint();
     const field = tag >>> 3;
-    if (field === 1 && (tag & 7) === 0) c.kind = enumName(CONDITION_KINDS, r.varint());
+    if (field === 1 && (tag & 7) === 0) c.kind = enumName(CONDITION_KIND_NAMES, r.varint());
     else if (field === 2 && (tag & 7) === 2) c.segmentId = strings.segmentId.read(r);
     else if (field === 3 && (tag & 7) === 2) c.sequence = r.string();
     else r.skip(tag & 7);
@@ -91,7 +85,7 @@ function decodeModification(r: Reader, strings: Strings): WireModification {
     const tag = r.varint();
     const field = tag >>> 3;
     const wt = tag & 7;
-    if (field === 1 && wt === 0) m.type = enumName(MODIFICATION_TYPES, r.varint());
+    if (field === 1 && wt === 0) m.type = enumName(MODIFICATION_TYPE_NAMES, r.varint());
     else if (wt !== 2 || field < 2 || field > 9) r.skip(wt);
     else if (field === 2) m.family = strings.family.read(r);
     else if (field === 3) {

@@ -33,6 +33,7 @@ import { ExecuteStreams } from './execute-stream';
 import { BOUNDED_METHODS, bounded, holdingAnswers, notingSizes } from './bounded-calls';
 import { InFlightBudget } from './in-flight-budget';
 import { withFastCodecs } from './wire-codec';
+import { iterateForWire } from './wire-page-sink';
 
 function subRequestKind(sub: SubRequest): 'update' | 'get' | undefined {
   if (sub?.request === 'update' || (sub?.request === undefined && sub?.update)) return 'update';
@@ -89,7 +90,7 @@ export function answerHolding(budget: InFlightBudget): grpc.ServerInterceptor {
 /** The `ExecuteStream` handler's state for `engine` (the store ends its streams on stop). */
 export function executeStreams(engine: SegmentEngine, log: Logger, budget?: InFlightBudget): ExecuteStreams {
   return new ExecuteStreams(
-    (req, caps) => execute(engine, req, caps), (req) => engine.iterateForWire(req), (err) => log.error('internal error', { err }), budget,
+    (req, caps) => execute(engine, req, caps), (req) => iterateForWire(engine, req), (err) => log.error('internal error', { err }), budget,
   );
 }
 
@@ -111,7 +112,7 @@ export function segmentStoreHandlers(
     ListSegments: unary(async (): Promise<ListSegmentsResponse> => ({ segments: await engine.listSegments() }), onInternal),
     Update: unary(bounded(budget, 'Update', (req: UpdateRequest) => engine.update(req).then(updateResponse)), onInternal),
     Get: unary(bounded(budget, 'Get', (req: GetRequest) => engine.get(req)), onInternal),
-    Iterate: unary(bounded(budget, 'Iterate', (req: IterateRequest) => engine.iterateForWire(req)), onInternal),
+    Iterate: unary(bounded(budget, 'Iterate', (req: IterateRequest) => iterateForWire(engine, req)), onInternal),
     Scan: unary(bounded(budget, 'Scan', (req: ScanRequest) => engine.scan(req)), onInternal),
     Execute: unary(bounded(budget, 'Execute', (req: ExecuteRequest) => execute(engine, req)), onInternal),
     ExecuteStream: streams.handler,

@@ -15,7 +15,7 @@ import type * as grpc from '@grpc/grpc-js';
 import type { ExecuteResponse, ExecuteStreamResponse, IterateResponse } from '../../proto/messages';
 import { segmentStoreService } from '../../proto/load';
 import { errorMessage } from '../../server-kit/fault';
-import { fieldSize, Reader, varintSize, writeUtf8 } from '../../proto/wire';
+import { fieldSize, Reader, varintSize, writeUtf8, writeVarint } from '../../proto/wire';
 import { decodeExecuteRequest } from './execute-request-decoder';
 
 // ---- encoding: sizes first, then one allocation ----
@@ -24,24 +24,9 @@ class Writer {
   pos = 0;
   constructor(readonly buf: Buffer) {}
 
+  /** A varint (int32 negatives as protobuf writes them: 10 bytes). */
   varint(n: number): void {
-    if (n < 0) {
-      // int32 negatives: two's complement over 64 bits, 10 bytes.
-      let lo = n >>> 0;
-      for (let i = 0; i < 4; i++) {
-        this.buf[this.pos++] = (lo & 0x7f) | 0x80;
-        lo >>>= 7;
-      }
-      this.buf[this.pos++] = (lo & 0x0f) | 0x70 | 0x80;
-      for (let i = 0; i < 4; i++) this.buf[this.pos++] = 0xff;
-      this.buf[this.pos++] = 0x01;
-      return;
-    }
-    while (n >= 0x80) {
-      this.buf[this.pos++] = (n & 0x7f) | 0x80;
-      n = Math.floor(n / 128);
-    }
-    this.buf[this.pos++] = n;
+    this.pos = writeVarint(this.buf, this.pos, n);
   }
 
   bytes(tag: number, b: Uint8Array): void {
@@ -277,7 +262,7 @@ export function withFastCodecs(service: grpc.ServiceDefinition): grpc.ServiceDef
       requestDeserialize: decodeExecuteStreamRequest,
       responseSerialize: (msg: StreamResponseMessage | Buffer) => (Buffer.isBuffer(msg) ? msg : encodeExecuteStreamResponse(msg)),
     },
-    // A keyed family's page arrives already encoded (SegmentEngine.iterateForWire).
+    // A keyed family's page arrives already encoded (wire-page-sink.ts).
     Iterate: { ...service.Iterate, responseSerialize: (res: IterateResponse | Buffer) => (Buffer.isBuffer(res) ? res : encodeIterateResponse(res)) },
   };
 }

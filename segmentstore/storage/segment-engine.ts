@@ -30,14 +30,14 @@ import { countSegment, readFamilyPage, readScanPage } from './read/chunk-reader'
 import { FamilyStore } from './chunks/family-store';
 import { readPage } from './read/page-reader';
 import { getAnswerCaps } from './read/page-caps';
-import { FamilyPageSink, ObjectPageSink, WirePageSink } from './read/page-sink';
+import { ObjectPageSink, PageSinkFactory, PageShape } from './read/page-sink';
 import { PointReader } from './read/point-reader';
 import { SegmentCatalog } from './segments/segment-catalog';
 import { SnapshotView } from './read/snapshot-view';
 import { EngineState, SegmentEngineOptions, SegmentState } from './segments/segment-state';
 import { needsRead, readForUpdate, StageContext, StagedUpdate, stageUpdate, storageKeys, UpdateKeys, UpdateOutcome } from './update-stager';
 import { ascendingKeys } from './chunks/chunk-merge';
-import { CheckedIterate, checkGetKeys, checkIterate, checkScan, IterateInput, ScanInput } from './read/read-validation';
+import { checkGetKeys, checkIterate, checkScan, IterateInput, ScanInput } from './read/read-validation';
 import { StoreClock } from './segments/store-clock';
 import { CheckedModification, checkDuplicates, checkModifications, checkSegmentId, ModificationInput } from './validation';
 
@@ -54,6 +54,9 @@ export interface GetInput {
 }
 
 export { StorageLockedError } from './engine-storage';
+
+/** Makes the sink of {@link SegmentEngine.iterate}'s pages. */
+const objectPageSink = (shape: PageShape): ObjectPageSink => new ObjectPageSink(shape.maxItems, shape.pageBytes, shape.includeValues);
 
 /** The "batch" of an empty update: nothing to write, already durable and applied. */
 const NOTHING_TO_COMMIT = new CommitBatch();
@@ -376,25 +379,22 @@ export class SegmentEngine {
 
   /** One page of keys or entries of one family, in unsigned bytewise key order (see IterateRequest). */
   async iterate(req: IterateInput): Promise<IterateResponse> {
-    return this.readIteratePage(req, (c) => new ObjectPageSink(c.maxItems, MAX_ITERATOR_PAGE_BYTES, c.includeValues));
+    return this.iterateInto(req, objectPageSink);
   }
 
   /**
-   * {@link iterate} for the gRPC service: a keyed family's page comes as the bytes of its
-   * `IterateResponse`, written straight from the chunk records (page-sink.ts); a family-less page as
-   * the message.
+   * {@link iterate}, with a keyed family's page made by the sink `sinkFor` makes from the entries'
+   * ranges in the chunk records (the gRPC service writes its response bytes straight from them:
+   * segmentstore/service/wire-page-sink.ts); a family-less page comes as the message.
    */
-  async iterateForWire(req: IterateInput): Promise<IterateResponse | Buffer> {
-    return this.readIteratePage(req, (c) => new WirePageSink(c.maxItems, MAX_ITERATOR_PAGE_BYTES, c.includeValues));
-  }
-
-  private async readIteratePage<P>(req: IterateInput, sinkFor: (checked: CheckedIterate) => FamilyPageSink<P>): Promise<IterateResponse | P> {
+  async iterateInto<P>(req: IterateInput, sinkFor: PageSinkFactory<P>): Promise<IterateResponse | P> {
     const seg = this.segment(req.segmentId);
     const checked = checkIterate(req);
     // Staged writes of this segment become visible to the snapshot once LevelDB holds them.
     return this.atSnapshot<IterateResponse | P>(seg, (view) => {
       if (checked.family === '') return readPage(view, seg.dataPrefix, checked, this.storeClock.now());
-      return readFamilyPage(view, seg.dataPrefix, checked, this.storeClock.now(), sinkFor(checked));
+      const shape: PageShape = { maxItems: checked.maxItems, pageBytes: MAX_ITERATOR_PAGE_BYTES, includeValues: checked.includeValues };
+      return readFamilyPage(view, seg.dataPrefix, checked, this.storeClock.now(), sinkFor(shape));
     });
   }
 

@@ -4,6 +4,7 @@
  * message names the field and the limit ("modifications[0].family is 3000 bytes; the maximum is
  * 2048") and whose index is the offending modification or key.
  */
+import { CONDITION_KIND_NAMES, MODIFICATION_TYPE_NAMES } from '../../proto/enums';
 import { MAX_BATCH_BYTES, MAX_BATCH_ITEMS, MAX_KEY_FAMILY_LENGTH, MAX_KEY_LENGTH, MAX_VALUE_LENGTH } from '../../proto/limits';
 import { invalidArgument } from '../../server-kit/fault';
 import type { ConditionKind, ModificationType } from '../../proto/messages';
@@ -12,8 +13,8 @@ import type { ConditionKind, ModificationType } from '../../proto/messages';
 export const MAX_TTL_MS = 2 ** 48;
 const U64_MAX = (1n << 64n) - 1n;
 const DECIMAL = /^(0|[1-9][0-9]{0,19})$/;
-const MOD_TYPES: ReadonlySet<string> = new Set(['PUT', 'INSERT', 'REMOVE', 'REMOVE_RANGE']);
-const COND_KINDS: ReadonlySet<string> = new Set(['NONE', 'NOT_EXISTS', 'VERSION']);
+const MOD_TYPES: ReadonlySet<string> = new Set(MODIFICATION_TYPE_NAMES);
+const COND_KINDS: ReadonlySet<string> = new Set(CONDITION_KIND_NAMES);
 const EMPTY = Buffer.alloc(0);
 const NO_CONDITION = { condition: 'NONE', conditionSegmentId: '', conditionSequence: 0 } as const;
 
@@ -37,35 +38,18 @@ export function viewOf(source: Buffer, start: number, end: number): Buffer {
 }
 
 /**
- * A modification as the store's wire decoder reads it (segmentstore/service/execute-request-decoder.ts):
- * the key and value stay ranges of the request's bytes, and become Buffers only when read as
- * `key`/`value`.
- * Why: making two views per modification (Buffer.from on the ArrayBuffer) was the largest part of
- * decoding a W4 batch; validation and the chunk merge read the ranges instead.
+ * A modification whose key and value are ranges of a buffer it holds rather than Buffers of their
+ * own: what the service's wire decoder hands over (segmentstore/service/wire-modification.ts), so
+ * that no view is made per modification. Validation and the chunk merge read the ranges; `key` and
+ * `value`, when read, must be views of the same bytes.
  */
-export class WireModification implements ModificationInput {
-  type: string | number = 'PUT';
-  family = '';
-  condition: ModificationInput['condition'] = null;
-  ttlMs = '';
-  rangeFrom: Buffer = EMPTY;
-  rangeTo: Buffer = EMPTY;
-  rangePrefix: Buffer = EMPTY;
-  keyStart = 0;
-  keyEnd = 0;
-  valueStart = 0;
-  valueEnd = 0;
-
-  /** @param source the bytes of the request the key and value ranges refer to */
-  constructor(readonly source: Buffer) {}
-
-  get key(): Buffer {
-    return viewOf(this.source, this.keyStart, this.keyEnd);
-  }
-
-  get value(): Buffer {
-    return viewOf(this.source, this.valueStart, this.valueEnd);
-  }
+export interface RangedModification extends ModificationInput {
+  /** The bytes the key and value ranges refer to. */
+  readonly source: Buffer;
+  readonly keyStart: number;
+  readonly keyEnd: number;
+  readonly valueStart: number;
+  readonly valueEnd: number;
 }
 
 /**
@@ -189,7 +173,7 @@ function checkCondition(mod: ModificationInput, type: ModificationType, i: numbe
   if (kind === 'NONE' && !c?.segmentId) return NO_CONDITION;
   const field = fieldName('modifications', i);
   if (typeof kind !== 'string' || !COND_KINDS.has(kind)) {
-    throw invalidArgument(`${field}.condition.kind ${JSON.stringify(kind)} is not one of NONE, NOT_EXISTS, VERSION`, i);
+    throw invalidArgument(`${field}.condition.kind ${JSON.stringify(kind)} is not one of ${CONDITION_KIND_NAMES.join(', ')}`, i);
   }
   if (kind !== 'NONE' && (type === 'REMOVE_RANGE' || (type === 'INSERT' && kind === 'VERSION'))) {
     throw invalidArgument(`${field}.condition ${kind} is not allowed on ${type}`, i);
@@ -208,9 +192,14 @@ function checkCondition(mod: ModificationInput, type: ModificationType, i: numbe
 function checkType(type: unknown, i: number): ModificationType {
   // PUT (the usual) skips the set lookup.
   if (type !== 'PUT' && (typeof type !== 'string' || !MOD_TYPES.has(type))) {
-    throw invalidArgument(`${fieldName('modifications', i)}.type ${JSON.stringify(type)} is not one of PUT, INSERT, REMOVE, REMOVE_RANGE`, i);
+    throw invalidArgument(`${fieldName('modifications', i)}.type ${JSON.stringify(type)} is not one of ${MODIFICATION_TYPE_NAMES.join(', ')}`, i);
   }
   return type as ModificationType;
+}
+
+/** Whether `mod` hands its key and value over as ranges (a {@link RangedModification}). */
+function isRanged(mod: ModificationInput): mod is RangedModification {
+  return (mod as Partial<RangedModification>).source !== undefined;
 }
 
 /** Checks modification `i` of an Update; returns it with its key and value as ranges. */
@@ -220,7 +209,7 @@ function checkModification(mod: ModificationInput, i: number): CheckedModificati
   const hasValue = t === 'PUT' || t === 'INSERT';
   // Decoded requests hand over ranges of their bytes; anything else, its own key and value Buffers.
   let keySource: Buffer, keyStart: number, keyEnd: number, valueSource: Buffer, valueStart: number, valueEnd: number;
-  if (mod instanceof WireModification) {
+  if (isRanged(mod)) {
     keySource = valueSource = mod.source;
     keyStart = mod.keyStart;
     keyEnd = mod.keyEnd;

@@ -1,16 +1,10 @@
 /**
  * Where the entries of a keyed family's iterator page go, as ranges of the chunk records they were
- * read from: into {@link Page} objects (what `SegmentEngine.iterate` returns), or straight into the
- * bytes of an `IterateResponse` (what the gRPC service sends).
- *
- * Why the second: serving a page of 1,000 entries, the store made an entry object and two views per
- * entry when decoding chunks, a page item and a sequence string per entry for the response, then
- * measured and copied them all again to encode it. Written from the record ranges, the page costs
- * one output buffer and a few numbers per entry. Both sinks apply the same page caps, and the wire
- * bytes are those the service's `encodeIterateResponse` makes of the object page (tested).
+ * read from: into {@link Page} objects here (what `SegmentEngine.iterate` returns), or into any
+ * other sink a caller of `SegmentEngine.iterateInto` makes on {@link CappedPageSink} (the gRPC
+ * service writes the bytes of an `IterateResponse` straight from the ranges:
+ * segmentstore/service/wire-page-sink.ts). Every such sink applies the same page caps.
  */
-import { varintSize } from '../../../proto/wire';
-import { copyRange } from '../chunks/chunk-codec';
 import { PageCaps } from './page-caps';
 import type { Page } from './page-reader';
 
@@ -27,8 +21,22 @@ export interface FamilyPageSink<P> {
   finish(done: boolean): P;
 }
 
-/** What every family page sink shares: the caps, applied to entries given as record ranges. */
-abstract class CappedSink<P> implements FamilyPageSink<P> {
+/** The shape of a page a sink is made for: its caps, and whether it holds values. */
+export interface PageShape {
+  maxItems: number;
+  /** The cap on the key and value bytes of a page (a page always takes its first entry). */
+  pageBytes: number;
+  includeValues: boolean;
+}
+
+/** Makes the sink of one page. */
+export type PageSinkFactory<P> = (shape: PageShape) => FamilyPageSink<P>;
+
+/**
+ * What every family page sink shares: the caps, applied to entries given as record ranges; a sink
+ * supplies what it does with an admitted entry (`take`) and the finished page.
+ */
+export abstract class CappedPageSink<P> implements FamilyPageSink<P> {
   private readonly caps: PageCaps;
 
   constructor(maxItems: number, pageBytes: number, protected readonly includeValues: boolean) {
@@ -47,7 +55,7 @@ abstract class CappedSink<P> implements FamilyPageSink<P> {
 }
 
 /** Builds a {@link Page}: keys and values are views into the records. */
-export class ObjectPageSink extends CappedSink<Page> {
+export class ObjectPageSink extends CappedPageSink<Page> {
   private readonly items: Page['items'] = [];
 
   protected take(record: Buffer, keyStart: number, keyEnd: number, valueStart: number, valueEnd: number, sequence: number): void {
@@ -57,101 +65,5 @@ export class ObjectPageSink extends CappedSink<Page> {
 
   finish(done: boolean): Page {
     return { items: this.items, done };
-  }
-}
-
-/** Digits of `n` in decimal. */
-function decimalLength(n: number): number {
-  let len = 1;
-  while (n >= 10) {
-    n = Math.floor(n / 10);
-    len++;
-  }
-  return len;
-}
-
-/** Tag + length + payload of an Entry's bytes field (left out when empty, as proto3 does). */
-const bytesField = (len: number): number => (len > 0 ? 1 + varintSize(len) + len : 0);
-
-/** Payload length of an Entry: found, key, value and a sequence of `digits` decimal digits. */
-const entryLength = (keyLen: number, valueLen: number, digits: number): number => 2 + bytesField(keyLen) + bytesField(valueLen) + 2 + digits;
-
-/** Writes varint `n` at `at`; returns the offset after it. */
-function writeVarint(out: Buffer, at: number, n: number): number {
-  while (n >= 0x80) {
-    out[at++] = (n & 0x7f) | 0x80;
-    n = Math.floor(n / 128);
-  }
-  out[at++] = n;
-  return at;
-}
-
-/** Writes bytes field `field` holding `record[start, end)` at `at` (nothing when empty); returns the offset after it. */
-function writeBytesField(out: Buffer, at: number, field: number, record: Buffer, start: number, end: number): number {
-  const len = end - start;
-  if (len <= 0) return at;
-  out[at++] = (field << 3) | 2;
-  at = writeVarint(out, at, len);
-  return copyRange(out, at, record, start, end);
-}
-
-/** Writes the `digits` decimal digits of `n` at `at`; returns the offset after them. */
-function writeDecimal(out: Buffer, at: number, n: number, digits: number): number {
-  for (let d = at + digits - 1; d >= at; d--) {
-    out[d] = 0x30 + (n % 10);
-    n = Math.floor(n / 10);
-  }
-  return at + digits;
-}
-
-/** Writes one `items` field (an Entry) at `at`; returns the offset after it. */
-function writeEntry(out: Buffer, at: number, record: Buffer, keyStart: number, keyEnd: number, valueStart: number, valueEnd: number, sequence: number): number {
-  const digits = decimalLength(sequence);
-  out[at++] = (1 << 3) | 2;
-  at = writeVarint(out, at, entryLength(keyEnd - keyStart, valueEnd - valueStart, digits));
-  out[at++] = (1 << 3) | 0; // found = true
-  out[at++] = 1;
-  at = writeBytesField(out, at, 2, record, keyStart, keyEnd);
-  at = writeBytesField(out, at, 3, record, valueStart, valueEnd);
-  out[at++] = (4 << 3) | 2;
-  out[at++] = digits;
-  return writeDecimal(out, at, sequence, digits);
-}
-
-/**
- * Writes an `IterateResponse` (items: repeated Entry = 1, done = 2; Entry: found = 1, key = 2,
- * value = 3, sequence = 4 as decimal text) from the ranges it collected.
- */
-export class WirePageSink extends CappedSink<Buffer> {
-  /** Per entry: record index, key start, key end, value start, value end, sequence. */
-  private readonly ranges: number[] = [];
-  private readonly records: Buffer[] = [];
-
-  protected take(record: Buffer, keyStart: number, keyEnd: number, valueStart: number, valueEnd: number, sequence: number): void {
-    if (this.records[this.records.length - 1] !== record) this.records.push(record);
-    this.ranges.push(this.records.length - 1, keyStart, keyEnd, valueStart, valueEnd, sequence);
-  }
-
-  finish(done: boolean): Buffer {
-    const r = this.ranges;
-    const out = Buffer.allocUnsafe(this.encodedLength(done));
-    let at = 0;
-    for (let i = 0; i < r.length; i += 6) at = writeEntry(out, at, this.records[r[i]], r[i + 1], r[i + 2], r[i + 3], r[i + 4], r[i + 5]);
-    if (done) {
-      out[at++] = (2 << 3) | 0;
-      out[at++] = 1;
-    }
-    return out;
-  }
-
-  /** Bytes of the response: every entry's `items` field, and `done` when set. */
-  private encodedLength(done: boolean): number {
-    const r = this.ranges;
-    let size = done ? 2 : 0;
-    for (let i = 0; i < r.length; i += 6) {
-      const entry = entryLength(r[i + 2] - r[i + 1], r[i + 4] - r[i + 3], decimalLength(r[i + 5]));
-      size += 1 + varintSize(entry) + entry;
-    }
-    return size;
   }
 }

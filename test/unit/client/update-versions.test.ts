@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../../client/errors';
-import { MODIFICATION_TYPES } from '../../../client/internal/update-encoder';
+import { MODIFICATION_TYPES } from '../../../proto/enums';
 import { versionsOf } from '../../../client/internal/update-versions';
 
 const { PUT, INSERT, REMOVE, REMOVE_RANGE } = MODIFICATION_TYPES;

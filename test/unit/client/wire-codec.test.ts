@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { encodeExecuteRequest, encodeExecuteStreamRequest } from '../../../client/internal/wire-codec';
+import { ClientExecuteStreamRequest, encodeExecuteRequest, encodeExecuteStreamRequest } from '../../../client/internal/wire-codec';
 import { decodeExecuteResponse, decodeExecuteStreamResponse, decodeIteratePage, PageItemBuilder } from '../../../client/internal/wire-decoder';
 import { kvtPackage } from '../../../proto/load';
 import type { Entry, ExecuteRequest, IterateResponse } from '../../../proto/messages';
-import { MODIFICATION_TYPES, UpdateEncoder } from '../../../client/internal/update-encoder';
-import { bytes, randomEntry, randomSubRequest, randomSubResponse, rng } from '../../harness/random-messages';
+import { UpdateEncoder } from '../../../client/internal/update-encoder';
+import { MODIFICATION_TYPES } from '../../../proto/enums';
+import { bytes, randomMessage, rng } from '../../harness/random-messages';
 
 const service = kvtPackage().SegmentStore.service;
 
@@ -20,11 +21,27 @@ function loaderPage(wire: Buffer): { items: Entry[]; done: boolean; lastKey: Uin
   return { items, done: res.done, lastKey: items.length ? items[items.length - 1].key : undefined, bytes };
 }
 
+/**
+ * A random ExecuteStreamRequest as the client sends one: an Execute, or else an Iterate (never both,
+ * never neither); every other field as it came.
+ */
+function clientStreamRequest(rand: () => number): ClientExecuteStreamRequest {
+  const msg = randomMessage(rand, 'ExecuteStreamRequest');
+  if (msg.request) delete msg.iterate;
+  else {
+    delete msg.request;
+    msg.iterate ??= randomMessage(rand, 'IterateRequest');
+  }
+  return msg as unknown as ClientExecuteStreamRequest;
+}
+
+// The random messages set every field of every message the codecs handle (their fields are walked
+// from the loaded .proto): a field added there and not handled here fails these tests.
 describe('client wire codecs', () => {
   it('encodes ExecuteRequest to bytes the loader decodes to the same message', () => {
     const rand = rng(3);
     for (let i = 0; i < 300; i++) {
-      const req = { requests: Array.from({ length: Math.floor(rand() * 4) }, () => randomSubRequest(rand)) } as unknown as ExecuteRequest;
+      const req = randomMessage(rand, 'ExecuteRequest') as unknown as ExecuteRequest;
       const ours = encodeExecuteRequest(req);
       expect(service.Execute.requestDeserialize(ours)).toStrictEqual(service.Execute.requestDeserialize(service.Execute.requestSerialize(req)));
     }
@@ -33,7 +50,7 @@ describe('client wire codecs', () => {
   it('decodes ExecuteResponse exactly like the loader', () => {
     const rand = rng(5);
     for (let i = 0; i < 300; i++) {
-      const wire = service.Execute.responseSerialize({ responses: Array.from({ length: Math.floor(rand() * 4) }, () => randomSubResponse(rand)) });
+      const wire = service.Execute.responseSerialize(randomMessage(rand, 'ExecuteResponse'));
       expect(decodeExecuteResponse(wire)).toStrictEqual(service.Execute.responseDeserialize(wire));
     }
   });
@@ -41,7 +58,7 @@ describe('client wire codecs', () => {
   it('decodes IterateResponse into page items exactly like the loader, and rejects truncated input', () => {
     const rand = rng(9);
     for (let i = 0; i < 200; i++) {
-      const wire = service.Iterate.responseSerialize({ items: Array.from({ length: Math.floor(rand() * 6) }, () => randomEntry(rand)), done: rand() < 0.5 });
+      const wire = service.Iterate.responseSerialize(randomMessage(rand, 'IterateResponse'));
       expect(decodeIteratePage(wire, asEntry)).toStrictEqual(loaderPage(wire));
     }
     const wire = service.Iterate.responseSerialize({ items: [{ found: true, key: Buffer.from('key'), value: Buffer.from('v'), sequence: '1' }], done: true });
@@ -67,27 +84,16 @@ describe('client wire codecs', () => {
 
   it('encodes ExecuteStreamRequest to bytes the loader decodes to the same message', () => {
     const rand = rng(21);
-    for (let i = 0; i < 200; i++) {
-      const id = i % 5 === 0 ? 0 : Math.floor(rand() * 2 ** 32);
-      const iterate = { segmentId: String(i), family: 'f', includeValues: true, maxItems: 1000, from: Buffer.from('a'), to: Buffer.from('z'), toInclusive: true, reverse: false, hasAfter: false, after: Buffer.alloc(0), prefix: Buffer.alloc(0) };
-      const msg = i % 3 === 0
-        ? { id, iterate }
-        : { id, request: { requests: Array.from({ length: Math.floor(rand() * 3) }, () => randomSubRequest(rand)) } as unknown as ExecuteRequest };
+    for (let i = 0; i < 300; i++) {
+      const msg = clientStreamRequest(rand);
       expect(service.ExecuteStream.requestDeserialize(encodeExecuteStreamRequest(msg))).toStrictEqual(service.ExecuteStream.requestDeserialize(service.ExecuteStream.requestSerialize(msg)));
     }
   });
 
   it('decodes ExecuteStreamResponse exactly like the loader, keeping a page as its bytes', () => {
     const rand = rng(23);
-    for (let i = 0; i < 200; i++) {
-      const kind = i % 4;
-      const msg = {
-        id: i % 5 === 0 ? 0 : Math.floor(rand() * 2 ** 32),
-        ...(kind === 0 ? { response: { responses: Array.from({ length: Math.floor(rand() * 3) }, () => randomSubResponse(rand)) } } : {}),
-        ...(kind === 1 ? { error: { code: 'UNAVAILABLE', message: 'stopping', index: 2, segmentId: '7' } } : {}),
-        ...(kind === 2 ? { iterate: { items: Array.from({ length: Math.floor(rand() * 4) }, () => randomEntry(rand)), done: rand() < 0.5 } } : {}),
-      };
-      const wire = service.ExecuteStream.responseSerialize(msg);
+    for (let i = 0; i < 300; i++) {
+      const wire = service.ExecuteStream.responseSerialize(randomMessage(rand, 'ExecuteStreamResponse'));
       const ours = decodeExecuteStreamResponse(wire);
       const loader = service.ExecuteStream.responseDeserialize(wire) as { iterate: unknown };
       expect({ ...ours, iterate: ours.iterate && service.Iterate.responseDeserialize(ours.iterate) }).toStrictEqual(loader);

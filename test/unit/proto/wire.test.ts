@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Reader, writeUtf8 } from '../../../proto/wire';
+import * as protobuf from 'protobufjs';
+import { Reader, varintSize, writeUtf8, writeVarint } from '../../../proto/wire';
 
 /** Strings of every kind writeUtf8 must write exactly as `Buffer.write` does. */
 const STRINGS = [
@@ -16,6 +17,21 @@ describe('writeUtf8', () => {
       expect(writeUtf8(ours, 2, s, len)).toBe(2 + len);
       theirs.write(s, 2, len, 'utf8');
       expect(ours.equals(theirs), JSON.stringify(s)).toBe(true);
+    }
+  });
+});
+
+describe('writeVarint', () => {
+  it('writes exactly the bytes of protobufjs, for uint32, larger safe integers and negative int32, as many as varintSize counts', () => {
+    const values = [0, 1, 127, 128, 300, 16_383, 16_384, 2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1, 2 ** 40, Number.MAX_SAFE_INTEGER, -1, -300, -(2 ** 31)];
+    for (const n of values) {
+      const ours = Buffer.alloc(13, 0xaa);
+      const end = writeVarint(ours, 1, n);
+      const w = protobuf.Writer.create();
+      const theirs = (n < 0 ? w.int32(n) : n <= 0xffffffff ? w.uint32(n) : w.uint64(n)).finish();
+      expect(ours.subarray(1, end), String(n)).toEqual(Buffer.from(theirs));
+      expect(end - 1, String(n)).toBe(varintSize(n));
+      expect(ours[end], String(n)).toBe(0xaa);
     }
   });
 });

@@ -17,6 +17,7 @@ import type { SegmentEngineOptions } from '../../../segmentstore/storage/segment
 import type { IterateInput } from '../../../segmentstore/storage/read/read-validation';
 import type { ModificationInput } from '../../../segmentstore/storage/validation';
 import { encodeIterateResponse } from '../../../segmentstore/service/wire-codec';
+import { iterateForWire } from '../../../segmentstore/service/wire-page-sink';
 
 const SEG = '3';
 
@@ -26,7 +27,7 @@ const SEG = '3';
  */
 async function iterateBoth(engine: SegmentEngine, req: IterateInput) {
   const page = await engine.iterate(req);
-  const wire = await engine.iterateForWire(req);
+  const wire = await iterateForWire(engine, req);
   expect(Buffer.isBuffer(wire)).toBe(true);
   expect((wire as Buffer).equals(encodeIterateResponse(page))).toBe(true);
   return page;

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../harness/oracle';
 import { encodeIterateResponse } from '../../../segmentstore/service/wire-codec';
 import { BytePool, PageCaps } from '../../../segmentstore/storage/read/page-caps';
-import { ObjectPageSink, WirePageSink } from '../../../segmentstore/storage/read/page-sink';
+import { ObjectPageSink } from '../../../segmentstore/storage/read/page-sink';
+import { WirePageSink } from '../../../segmentstore/service/wire-page-sink';
 import { kvtPackage } from '../../../proto/load';
 
 describe('family page sinks', () => {

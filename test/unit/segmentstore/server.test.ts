@@ -77,10 +77,10 @@ describe('SegmentStoreServer', () => {
     // Count the pages the store reads (instrumenting the real engine, which still does the work).
     let pagesRead = 0;
     const engine = server.engine;
-    const read = engine.iterateForWire.bind(engine);
-    engine.iterateForWire = (req) => {
+    const read = engine.iterateInto.bind(engine);
+    engine.iterateInto = (req, sinkFor) => {
       pagesRead++;
-      return read(req);
+      return read(req, sinkFor);
     };
     // 300 requests for a ~1.8 MB page each (540 MB of answers) from a client that reads nothing yet
     // (over plain HTTP/2: a grpc-js client would read ~16 answers ahead into its own buffers).

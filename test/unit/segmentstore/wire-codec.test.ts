@@ -5,21 +5,25 @@ import { decodeExecuteRequest } from '../../../segmentstore/service/execute-requ
 import {
   decodeExecuteStreamRequest, encodeExecuteResponse, encodeExecuteStreamResponse, encodeIterateResponse, MalformedStreamMessage,
 } from '../../../segmentstore/service/wire-codec';
-import { WireModification } from '../../../segmentstore/storage/validation';
-import { randomEntry, randomSubRequest, randomSubResponse, rng } from '../../harness/random-messages';
+import { WireModification } from '../../../segmentstore/service/wire-modification';
+import { messageType, randomMessage, rng } from '../../harness/random-messages';
 
 const service = kvtPackage().SegmentStore.service;
 const loaderDecode = (name: 'Execute' | 'ExecuteStream' | 'Iterate', buf: Buffer): unknown => service[name].responseDeserialize(buf);
 
+/** The fields of `Modification` in the loaded .proto (so a field added there is read here too). */
+const MODIFICATION_FIELDS = messageType('Modification').fieldsArray.map((f) => f.name);
+
 /**
- * A decoded message with each modification read through its accessors, as a plain object: the
- * decoder keeps keys and values as ranges of the request (WireModification), and what they read as
- * must be exactly what the loader decodes.
+ * A decoded message with each modification read field by field of the loaded `Modification` (keys
+ * and values through their accessors), as a plain object: the decoder keeps keys and values as
+ * ranges of the request (WireModification), and what they read as must be exactly what the loader
+ * decodes.
  */
 function asLoaded(decoded: unknown): unknown {
   if (decoded instanceof WireModification) {
-    const { type, family, key, value, condition, ttlMs, rangeFrom, rangeTo, rangePrefix } = decoded;
-    return { type, family, key, value, condition, ttlMs, rangeFrom, rangeTo, rangePrefix };
+    const fields = decoded as unknown as Record<string, unknown>;
+    return Object.fromEntries(MODIFICATION_FIELDS.map((name) => [name, asLoaded(fields[name])]));
   }
   if (Array.isArray(decoded)) return decoded.map(asLoaded);
   if (decoded && typeof decoded === 'object' && !Buffer.isBuffer(decoded)) {
@@ -28,11 +32,23 @@ function asLoaded(decoded: unknown): unknown {
   return decoded;
 }
 
+/** A random ExecuteStreamResponse as the store sends one: an error alone, or the response and the page. */
+function storeStreamResponse(rand: () => number): Parameters<typeof encodeExecuteStreamResponse>[0] {
+  const msg = randomMessage(rand, 'ExecuteStreamResponse');
+  if (msg.error) {
+    delete msg.response;
+    delete msg.iterate;
+  }
+  return msg as unknown as Parameters<typeof encodeExecuteStreamResponse>[0];
+}
+
+// The random messages set every field of every message the codecs handle (their fields are walked
+// from the loaded .proto): a field added there and not handled here fails these tests.
 describe('segment store wire codecs', () => {
   it('decodes ExecuteRequest exactly like the loader, for many random requests', () => {
     const rand = rng(7);
     for (let i = 0; i < 300; i++) {
-      const req = { requests: Array.from({ length: Math.floor(rand() * 4) }, () => randomSubRequest(rand)) };
+      const req = randomMessage(rand, 'ExecuteRequest');
       const wire = service.Execute.requestSerialize(req);
       expect(asLoaded(decodeExecuteRequest(wire))).toStrictEqual(service.Execute.requestDeserialize(wire));
     }
@@ -50,7 +66,7 @@ describe('segment store wire codecs', () => {
   it('encodes ExecuteResponse to bytes the loader decodes to the same message', () => {
     const rand = rng(11);
     for (let i = 0; i < 300; i++) {
-      const res = { responses: Array.from({ length: Math.floor(rand() * 4) }, () => randomSubResponse(rand)) } as unknown as ExecuteResponse;
+      const res = randomMessage(rand, 'ExecuteResponse') as unknown as ExecuteResponse;
       const ours = encodeExecuteResponse(res);
       expect(loaderDecode('Execute', ours)).toStrictEqual(loaderDecode('Execute', service.Execute.responseSerialize(res)));
       // Default-valued fields are left out, so ours is never larger than the loader's.
@@ -61,7 +77,7 @@ describe('segment store wire codecs', () => {
   it('encodes IterateResponse to bytes the loader decodes to the same message', () => {
     const rand = rng(13);
     for (let i = 0; i < 200; i++) {
-      const res = { items: Array.from({ length: Math.floor(rand() * 6) }, () => randomEntry(rand)), done: rand() < 0.5 } as unknown as IterateResponse;
+      const res = randomMessage(rand, 'IterateResponse') as unknown as IterateResponse;
       const ours = encodeIterateResponse(res);
       expect(loaderDecode('Iterate', ours)).toStrictEqual(loaderDecode('Iterate', service.Iterate.responseSerialize(res)));
       expect(ours.length).toBeLessThanOrEqual(service.Iterate.responseSerialize(res).length);
@@ -70,11 +86,8 @@ describe('segment store wire codecs', () => {
 
   it('decodes ExecuteStreamRequest exactly like the loader (id, request, or neither), with its size', () => {
     const rand = rng(17);
-    for (let i = 0; i < 200; i++) {
-      const id = i % 5 === 0 ? 0 : Math.floor(rand() * 2 ** 32);
-      const iterate = { segmentId: String(i), family: 'f', includeValues: rand() < 0.5, maxItems: i, prefix: Buffer.from('p'), reverse: rand() < 0.5, hasAfter: true, after: Buffer.from([i & 255]) };
-      const msg = i % 7 === 0 ? { id } : i % 3 === 0 ? { id, iterate } : { id, request: { requests: Array.from({ length: Math.floor(rand() * 3) }, () => randomSubRequest(rand)) } };
-      const wire = service.ExecuteStream.requestSerialize(msg);
+    for (let i = 0; i < 300; i++) {
+      const wire = service.ExecuteStream.requestSerialize(randomMessage(rand, 'ExecuteStreamRequest'));
       const { bytes, ...decoded } = decodeExecuteStreamRequest(wire) as Exclude<ReturnType<typeof decodeExecuteStreamRequest>, MalformedStreamMessage>;
       expect(bytes).toBe(wire.length);
       expect(asLoaded(decoded)).toStrictEqual(service.ExecuteStream.requestDeserialize(wire));
@@ -95,20 +108,13 @@ describe('segment store wire codecs', () => {
 
   it('encodes ExecuteStreamResponse (a response, an error, a page, or nothing) to bytes the loader decodes to the same message', () => {
     const rand = rng(19);
-    for (let i = 0; i < 200; i++) {
-      const id = i % 5 === 0 ? 0 : Math.floor(rand() * 2 ** 32);
-      const kind = i % 4;
-      const page = { items: Array.from({ length: Math.floor(rand() * 4) }, () => randomEntry(rand)), done: rand() < 0.5 } as unknown as IterateResponse;
-      const msg = {
-        id,
-        response: kind === 0 ? { responses: Array.from({ length: Math.floor(rand() * 3) }, () => randomSubResponse(rand)) } : null,
-        error: kind === 1 ? { code: 'UNAVAILABLE', message: 'segment store is stopping', index: i % 2 ? -1 : 3, segmentId: i % 2 ? '' : '12' } : null,
-        iterate: kind === 2 ? page : null,
-      } as unknown as Parameters<typeof encodeExecuteStreamResponse>[0];
+    for (let i = 0; i < 300; i++) {
+      const msg = storeStreamResponse(rand);
       const expected = loaderDecode('ExecuteStream', service.ExecuteStream.responseSerialize(msg));
       expect(loaderDecode('ExecuteStream', encodeExecuteStreamResponse(msg))).toStrictEqual(expected);
       // A page already encoded (what iterateForWire returns) goes in as it is.
-      if (kind === 2) expect(loaderDecode('ExecuteStream', encodeExecuteStreamResponse({ ...msg, iterate: encodeIterateResponse(page) }))).toStrictEqual(expected);
+      const page = msg.iterate as IterateResponse | null | undefined;
+      if (page) expect(loaderDecode('ExecuteStream', encodeExecuteStreamResponse({ ...msg, iterate: encodeIterateResponse(page) }))).toStrictEqual(expected);
     }
   });
 

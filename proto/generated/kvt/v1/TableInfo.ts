@@ -1,0 +1,31 @@
+// Original file: kvt/v1/controller.proto
+
+import type { TableConfiguration as _kvt_v1_TableConfiguration, TableConfiguration__Output as _kvt_v1_TableConfiguration__Output } from '../../kvt/v1/TableConfiguration';
+
+export interface TableInfo {
+  'scope'?: (string);
+  'table'?: (string);
+  'config'?: (_kvt_v1_TableConfiguration | null);
+  /**
+   * CREATING | ACTIVE | DELETING
+   */
+  'state'?: (string);
+  /**
+   * uint64
+   */
+  'createdAtMs'?: (string);
+}
+
+export interface TableInfo__Output {
+  'scope': (string);
+  'table': (string);
+  'config': (_kvt_v1_TableConfiguration__Output | null);
+  /**
+   * CREATING | ACTIVE | DELETING
+   */
+  'state': (string);
+  /**
+   * uint64
+   */
+  'createdAtMs': (string);
+}
