@@ -26,23 +26,26 @@ export default tseslint.config(
     // Boundaries of the sources (tests may reach anything they test).
     ignores: ['test/**'],
     rules: {
-      'import-x/no-restricted-paths': ['error', {
-        zones: [
-          { target: './client', from: [...SERVERS, './bin', './bench'], message: 'the client talks to the servers over gRPC only' },
-          { target: [...SERVERS, './proto'], from: './client', message: 'servers and the wire contract never import the client' },
-          { target: './controller', from: './segmentstore', message: 'components talk over gRPC only' },
-          { target: './segmentstore', from: './controller', message: 'components talk over gRPC only' },
-          { target: './proto', from: [...SERVERS, './bin', './bench'], message: 'proto/ is the wire contract only' },
-          { target: './server-kit', from: ['./controller', './segmentstore', './bin', './bench'], message: 'the server kit serves the servers, not the other way round' },
-          {
-            target: './segmentstore/storage',
-            from: ['./segmentstore/service', './server-kit'],
-            except: ['./fault.ts'],
-            message: 'storage imports no gRPC and no service code (its fault type is server-kit/fault.ts)',
-          },
-          { target: LAYERS, from: './client/internal', message: 'a layer uses only the client\'s public modules' },
-        ],
-      }],
+      'import-x/no-restricted-paths': [
+        'error',
+        {
+          zones: [
+            { target: './client', from: [...SERVERS, './bin', './bench'], message: 'the client talks to the servers over gRPC only' },
+            { target: [...SERVERS, './proto'], from: './client', message: 'servers and the wire contract never import the client' },
+            { target: './controller', from: './segmentstore', message: 'components talk over gRPC only' },
+            { target: './segmentstore', from: './controller', message: 'components talk over gRPC only' },
+            { target: './proto', from: [...SERVERS, './bin', './bench'], message: 'proto/ is the wire contract only' },
+            { target: './server-kit', from: ['./controller', './segmentstore', './bin', './bench'], message: 'the server kit serves the servers, not the other way round' },
+            {
+              target: './segmentstore/storage',
+              from: ['./segmentstore/service', './server-kit'],
+              except: ['./fault.ts'],
+              message: 'storage imports no gRPC and no service code (its fault type is server-kit/fault.ts)',
+            },
+            { target: LAYERS, from: './client/internal', message: "a layer uses only the client's public modules" },
+          ],
+        },
+      ],
       'no-restricted-imports': ['error', { patterns: [] }],
     },
   },

@@ -41,9 +41,17 @@ function keyedEntries(space: string, count: number, valueBytes: number): BatchEn
 async function loadKeys(peer: Peer, entries: BatchEntry[], timeoutMs: number): Promise<void> {
   if (peer.putMany) {
     const putMany = peer.putMany.bind(peer);
-    await runBounded(chunks(entries, CHUNK).map((c) => () => putMany(c)), LOAD_CONCURRENCY, timeoutMs);
+    await runBounded(
+      chunks(entries, CHUNK).map((c) => () => putMany(c)),
+      LOAD_CONCURRENCY,
+      timeoutMs,
+    );
   } else {
-    await runBounded(entries.map((e) => () => peer.put(e.key, e.value)), PUT_CONCURRENCY, timeoutMs);
+    await runBounded(
+      entries.map((e) => () => peer.put(e.key, e.value)),
+      PUT_CONCURRENCY,
+      timeoutMs,
+    );
   }
 }
 

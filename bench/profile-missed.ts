@@ -23,8 +23,7 @@ const PROFILE_MS = { quick: 3_000, full: 6_000 } as const;
 export async function profileSelf(): Promise<() => Promise<CpuProfile>> {
   const session = new inspector.Session();
   session.connect();
-  const post = <T>(method: string): Promise<T> =>
-    new Promise((resolve, reject) => session.post(method, (err, result) => (err ? reject(err) : resolve(result as T))));
+  const post = <T>(method: string): Promise<T> => new Promise((resolve, reject) => session.post(method, (err, result) => (err ? reject(err) : resolve(result as T))));
   await post('Profiler.enable');
   await post('Profiler.start');
   return async () => {
@@ -37,9 +36,7 @@ export async function profileSelf(): Promise<() => Promise<CpuProfile>> {
 }
 
 function runFor(spec: CaseSpec, op: ReturnType<CaseSpec['operation']>, s: BenchSettings, ms: number): Promise<RunResult> {
-  return spec.shape.kind === 'fixed'
-    ? runFixedRate(op, { rate: s.w6Rate, durationMs: ms })
-    : runClosedLoop(op, { concurrency: spec.shape.concurrency, maxOps: s.maxOps, maxMs: ms });
+  return spec.shape.kind === 'fixed' ? runFixedRate(op, { rate: s.w6Rate, durationMs: ms }) : runClosedLoop(op, { concurrency: spec.shape.concurrency, maxOps: s.maxOps, maxMs: ms });
 }
 
 /** What a profiled run gives: its report note, the client's profile and the window it measured. */

@@ -24,14 +24,31 @@ import { BenchSettings, CASES, CaseSpec } from './workloads';
 
 /** Quick mode: the whole run in under two minutes on 2 cores. */
 export const QUICK: BenchSettings = {
-  measureMs: 1_500, warmupMs: 300, peerWarmupMs: 1_000, maxOps: 1_000_000, pointKeys: 100_000, rmwKeys: 10_000,
-  scanFamilies: 8, scanFamilySize: 1_000, w6Rate: 2_000, w6DurationMs: 3_000, valueBytes: 100, rounds: 2,
+  measureMs: 1_500,
+  warmupMs: 300,
+  peerWarmupMs: 1_000,
+  maxOps: 1_000_000,
+  pointKeys: 100_000,
+  rmwKeys: 10_000,
+  scanFamilies: 8,
+  scanFamilySize: 1_000,
+  w6Rate: 2_000,
+  w6DurationMs: 3_000,
+  valueBytes: 100,
+  rounds: 2,
   settleMs: 1_000,
 };
 
 /** Full mode: longer phases (W6 for the 30 s issue 5 asks) and more scan families. */
 export const FULL: BenchSettings = {
-  ...QUICK, measureMs: 10_000, warmupMs: 1_000, peerWarmupMs: 3_000, maxOps: 20_000_000, scanFamilies: 50, w6DurationMs: 30_000, rounds: 5,
+  ...QUICK,
+  measureMs: 10_000,
+  warmupMs: 1_000,
+  peerWarmupMs: 3_000,
+  maxOps: 20_000_000,
+  scanFamilies: 50,
+  w6DurationMs: 30_000,
+  rounds: 5,
   settleMs: 5_000,
 };
 
@@ -67,7 +84,12 @@ const HELP = `usage: npm run bench -- [--full] [--profile] [--only W1,W3] [--pee
 
 function parseArgs(argv: string[]): Args {
   const args: Args = {
-    full: false, profile: false, profileMissed: true, peers: [...PEER_NAMES], keepProfiles: DEFAULT_KEEP_PROFILES, segmentStores: DEFAULT_SEGMENT_STORES,
+    full: false,
+    profile: false,
+    profileMissed: true,
+    peers: [...PEER_NAMES],
+    keepProfiles: DEFAULT_KEEP_PROFILES,
+    segmentStores: DEFAULT_SEGMENT_STORES,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -152,7 +174,13 @@ function notesFor(args: Args, s: BenchSettings, session: Session, profileDir?: s
 /** Profiles (kvt alone) every case with a missed target that kvt ran in; see profile-missed.ts. */
 async function profileMissedCases(run: BenchRun, s: BenchSettings, startedAt: string, segmentStores: number): Promise<string[]> {
   const ran = new Set(run.cases.filter((c) => c.peers.kvt && !('missing' in c.peers.kvt)).map((c) => c.id));
-  const missed = [...new Set(evaluateTargets(run).filter((t) => t.met === false && ran.has(t.target.caseId)).map((t) => t.target.caseId))];
+  const missed = [
+    ...new Set(
+      evaluateTargets(run)
+        .filter((t) => t.met === false && ran.has(t.target.caseId))
+        .map((t) => t.target.caseId),
+    ),
+  ];
   const notes: string[] = [];
   for (const id of missed) {
     const spec = CASES.find((c) => c.id === id)!;
@@ -203,9 +231,13 @@ async function main(argv: string[]): Promise<void> {
     await session.stop();
   }
   const run: BenchRun = {
-    startedAt, mode: args.full ? 'full' : 'quick', durationSec: (Date.now() - started) / 1000,
+    startedAt,
+    mode: args.full ? 'full' : 'quick',
+    durationSec: (Date.now() - started) / 1000,
     machine: { cpus: os.cpus().length, node: process.version, platform: `${os.platform()} ${os.release()}`, etcd: etcdVersion() },
-    settings: { ...s, segmentStores: args.segmentStores }, cases, notes: notesFor(args, s, session, profileDir),
+    settings: { ...s, segmentStores: args.segmentStores },
+    cases,
+    notes: notesFor(args, s, session, profileDir),
   };
   if (args.profileMissed && !args.profile) run.notes.push(...(await profileMissedCases(run, s, startedAt, args.segmentStores)));
   run.durationSec = (Date.now() - started) / 1000;

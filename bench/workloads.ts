@@ -137,7 +137,10 @@ const batchCase: CaseSpec = {
     const keys = Array.from({ length: 100 }, (_, i) => keyName('k', i));
     return async (caller, rand) => {
       const family = `${SPACE.batchFamily}-${caller}-${Math.floor(rand() * 64)}`;
-      await peer.putBatch(family, keys.map((key) => ({ key, value: values.pick(rand) })));
+      await peer.putBatch(
+        family,
+        keys.map((key) => ({ key, value: values.pick(rand) })),
+      );
       return keys.length;
     };
   },
@@ -180,13 +183,4 @@ const ycsbACase: CaseSpec = {
 };
 
 /** Every case, in run order. */
-export const CASES: readonly CaseSpec[] = [
-  putCase(64),
-  putCase(256),
-  getCase('uniform'),
-  getCase('zipfian'),
-  rmwCase,
-  batchCase,
-  scanCase,
-  ycsbACase,
-];
+export const CASES: readonly CaseSpec[] = [putCase(64), putCase(256), getCase('uniform'), getCase('zipfian'), rmwCase, batchCase, scanCase, ycsbACase];

@@ -71,7 +71,10 @@ export function parseImportLine(line: string, lineNo: number): ImportRecord {
 /** Draws `[#####-----]  45%  12,345 entries` on a terminal; does nothing otherwise. */
 export class ProgressBar {
   private last = 0;
-  constructor(private readonly total: number, private readonly stream: NodeJS.WriteStream = process.stderr) {}
+  constructor(
+    private readonly total: number,
+    private readonly stream: NodeJS.WriteStream = process.stderr,
+  ) {}
 
   update(done: number, entries: number, force = false): void {
     if (!this.stream.isTTY) return;
@@ -150,23 +153,25 @@ function strictUtf8(input: Readable): Readable {
       throw new Error('the file is not valid UTF-8 text (use "key_b64" / "value_b64" for binary keys and values)');
     }
   };
-  return input.pipe(new Transform({
-    readableObjectMode: true,
-    transform(chunk: Buffer, _enc, done) {
-      try {
-        done(null, decode(chunk, true));
-      } catch (err) {
-        done(err as Error);
-      }
-    },
-    flush(done) {
-      try {
-        done(null, decode(undefined, false));
-      } catch (err) {
-        done(err as Error);
-      }
-    },
-  }));
+  return input.pipe(
+    new Transform({
+      readableObjectMode: true,
+      transform(chunk: Buffer, _enc, done) {
+        try {
+          done(null, decode(chunk, true));
+        } catch (err) {
+          done(err as Error);
+        }
+      },
+      flush(done) {
+        try {
+          done(null, decode(undefined, false));
+        } catch (err) {
+          done(err as Error);
+        }
+      },
+    }),
+  );
 }
 
 /** The entries of one key family gathered for one putAll, with the lines they came from. */

@@ -3,9 +3,7 @@
  * table's partitions, as aligned columns under a header; a removal's report one line per table, each
  * starting with what happened to it.
  */
-import type {
-  KeyValueTableDescription, KeyValueTableInfo, PartitionDescription, ReplacedPartition, SegmentStoreDescription, SegmentStoreRemoval,
-} from '../client';
+import type { KeyValueTableDescription, KeyValueTableInfo, PartitionDescription, ReplacedPartition, SegmentStoreDescription, SegmentStoreRemoval } from '../client';
 
 const HEADER = ['ID', 'ADDRESS', 'STATE', 'LAST HEARTBEAT', 'SEGMENTS'];
 
@@ -45,10 +43,7 @@ function contentCells(p: PartitionDescription): string[] {
  */
 export function formatTableDescription(d: KeyValueTableDescription, partitions: readonly PartitionDescription[], withContents: boolean): string[] {
   const header = ['PARTITION', 'HASH RANGE', 'SEGMENT', 'STORE', 'ADDRESS', 'STATE', ...(withContents ? ['ENTRIES', 'BYTES', 'ERROR'] : [])];
-  const rows = partitions.map((p) => [
-    String(p.partition), `[${bound(p.hashLow)}, ${bound(p.hashHigh)})`, p.segment, p.store.id, p.store.address, p.store.live ? 'live' : 'dead',
-    ...contentCells(p),
-  ]);
+  const rows = partitions.map((p) => [String(p.partition), `[${bound(p.hashLow)}, ${bound(p.hashHigh)})`, p.segment, p.store.id, p.store.address, p.store.live ? 'live' : 'dead', ...contentCells(p)]);
   const title = `${d.scope}/${d.name}: ${d.state}, ${d.partitionCount} partition${d.partitionCount === 1 ? '' : 's'}, created ${d.createdAt.toISOString()}`;
   return [title, ...columns([header, ...rows]).map((line) => line.trimEnd())];
 }

@@ -13,7 +13,11 @@ import { formatRemoval, formatStoreList, formatTableDescription } from './cli-st
 
 const ENV_PREFIX = 'KVT';
 const CONTROLLER: OptionSpec = {
-  flag: 'controller', env: 'CONTROLLER', kind: 'string', default: '127.0.0.1:9090', description: 'controller address host:port',
+  flag: 'controller',
+  env: 'CONTROLLER',
+  kind: 'string',
+  default: '127.0.0.1:9090',
+  description: 'controller address host:port',
 };
 /**
  * Every command talks to the cluster: where, over TLS or not, with which token; these alone may come
@@ -124,92 +128,124 @@ function rangeOf(options: ParsedOptions, key: string | undefined): string | unde
 /** The client commands by name ("scope create", "put", …); README.md mentions each option. */
 export const COMMANDS: Record<string, Command> = {
   'scope create': {
-    usage: 'kvt scope create SCOPE', summary: 'Creates a scope (prints "created" or "exists").', options: CONNECTION, args: [1, 1],
+    usage: 'kvt scope create SCOPE',
+    summary: 'Creates a scope (prints "created" or "exists").',
+    options: CONNECTION,
+    args: [1, 1],
     run: ([scope], o) => withManager(o, async (m) => out((await m.createScope(scope)) ? 'created' : 'exists')),
   },
   'scope delete': {
-    usage: 'kvt scope delete SCOPE', summary: 'Deletes an empty scope (prints "deleted" or "missing").', options: CONNECTION, args: [1, 1],
+    usage: 'kvt scope delete SCOPE',
+    summary: 'Deletes an empty scope (prints "deleted" or "missing").',
+    options: CONNECTION,
+    args: [1, 1],
     run: ([scope], o) => withManager(o, async (m) => out((await m.deleteScope(scope)) ? 'deleted' : 'missing')),
   },
   'scope list': {
-    usage: 'kvt scope list', summary: 'Lists scopes, one a line.', options: CONNECTION, args: [0, 0],
-    run: (_a, o) => withManager(o, async (m) => {
-      for await (const scope of m.listScopes()) out(scope);
-    }),
+    usage: 'kvt scope list',
+    summary: 'Lists scopes, one a line.',
+    options: CONNECTION,
+    args: [0, 0],
+    run: (_a, o) =>
+      withManager(o, async (m) => {
+        for await (const scope of m.listScopes()) out(scope);
+      }),
   },
   'table create': {
-    usage: 'kvt table create SCOPE/TABLE --partitions N', summary: 'Creates a key-value table (prints "created" or "exists").',
-    options: [...CONNECTION, { flag: 'partitions', kind: 'int', default: 4, min: MIN_PARTITION_COUNT, max: MAX_PARTITION_COUNT, description: `partition count (${MIN_PARTITION_COUNT}-${MAX_PARTITION_COUNT})` }],
+    usage: 'kvt table create SCOPE/TABLE --partitions N',
+    summary: 'Creates a key-value table (prints "created" or "exists").',
+    options: [
+      ...CONNECTION,
+      { flag: 'partitions', kind: 'int', default: 4, min: MIN_PARTITION_COUNT, max: MAX_PARTITION_COUNT, description: `partition count (${MIN_PARTITION_COUNT}-${MAX_PARTITION_COUNT})` },
+    ],
     args: [1, 1],
-    run: ([t], o) => withManager(o, async (m) => {
-      const { scope, table } = parseTablePath(t);
-      out((await m.createKeyValueTable(scope, table, { partitionCount: Number(o.partitions) })) ? 'created' : 'exists');
-    }),
+    run: ([t], o) =>
+      withManager(o, async (m) => {
+        const { scope, table } = parseTablePath(t);
+        out((await m.createKeyValueTable(scope, table, { partitionCount: Number(o.partitions) })) ? 'created' : 'exists');
+      }),
   },
   'table get': {
-    usage: 'kvt table get SCOPE/TABLE', summary: 'Prints the configuration of a table as JSON.', options: CONNECTION, args: [1, 1],
-    run: ([t], o) => withManager(o, async (m) => {
-      const { scope, table } = parseTablePath(t);
-      out(JSON.stringify(await m.getKeyValueTableConfiguration(scope, table)));
-    }),
+    usage: 'kvt table get SCOPE/TABLE',
+    summary: 'Prints the configuration of a table as JSON.',
+    options: CONNECTION,
+    args: [1, 1],
+    run: ([t], o) =>
+      withManager(o, async (m) => {
+        const { scope, table } = parseTablePath(t);
+        out(JSON.stringify(await m.getKeyValueTableConfiguration(scope, table)));
+      }),
   },
   'table describe': {
     usage: 'kvt table describe SCOPE/TABLE [--contents] [--family F | --key K] [--json]',
-    summary: 'Prints a table\'s state and, per partition, its hash range, segment and owning store (and what it holds, with --contents).',
+    summary: "Prints a table's state and, per partition, its hash range, segment and owning store (and what it holds, with --contents).",
     options: [
       ...CONNECTION,
-      { flag: 'contents', kind: 'bool', default: false, description: 'count each partition\'s live entries and bytes (each store reads them all)' },
+      { flag: 'contents', kind: 'bool', default: false, description: "count each partition's live entries and bytes (each store reads them all)" },
       { ...FAMILY, description: 'only the partition holding this key family' },
       { flag: 'key', kind: 'string', description: 'only the partition holding this family-less key' },
       { flag: 'json', kind: 'bool', default: false, description: 'print the description as one JSON object' },
     ],
     args: [1, 1],
-    run: ([t], o) => withManager(o, async (m) => {
-      const { scope, table } = parseTablePath(t);
-      const contents = o.contents === true;
-      const d = await m.describeKeyValueTable(scope, table, { contents });
-      const only = o.family !== undefined ? partitionOf(d.partitionCount, String(o.family))
-        : o.key !== undefined ? partitionOf(d.partitionCount, null, Buffer.from(String(o.key), 'utf8')) : undefined;
-      const partitions = d.partitions.filter((p) => only === undefined || p.partition === only);
-      if (o.json === true) out(JSON.stringify({ ...d, partitions }));
-      else for (const line of formatTableDescription(d, partitions, contents)) out(line);
-    }),
+    run: ([t], o) =>
+      withManager(o, async (m) => {
+        const { scope, table } = parseTablePath(t);
+        const contents = o.contents === true;
+        const d = await m.describeKeyValueTable(scope, table, { contents });
+        const only =
+          o.family !== undefined ? partitionOf(d.partitionCount, String(o.family)) : o.key !== undefined ? partitionOf(d.partitionCount, null, Buffer.from(String(o.key), 'utf8')) : undefined;
+        const partitions = d.partitions.filter((p) => only === undefined || p.partition === only);
+        if (o.json === true) out(JSON.stringify({ ...d, partitions }));
+        else for (const line of formatTableDescription(d, partitions, contents)) out(line);
+      }),
   },
   'table delete': {
-    usage: 'kvt table delete SCOPE/TABLE', summary: 'Deletes a table and all its data (prints "deleted" or "missing").', options: CONNECTION, args: [1, 1],
-    run: ([t], o) => withManager(o, async (m) => {
-      const { scope, table } = parseTablePath(t);
-      out((await m.deleteKeyValueTable(scope, table)) ? 'deleted' : 'missing');
-    }),
+    usage: 'kvt table delete SCOPE/TABLE',
+    summary: 'Deletes a table and all its data (prints "deleted" or "missing").',
+    options: CONNECTION,
+    args: [1, 1],
+    run: ([t], o) =>
+      withManager(o, async (m) => {
+        const { scope, table } = parseTablePath(t);
+        out((await m.deleteKeyValueTable(scope, table)) ? 'deleted' : 'missing');
+      }),
   },
   'table list': {
-    usage: 'kvt table list SCOPE', summary: 'Lists the tables of a scope, one SCOPE/TABLE a line.', options: CONNECTION, args: [1, 1],
-    run: ([scope], o) => withManager(o, async (m) => {
-      for await (const t of m.listKeyValueTables(scope)) out(`${t.scope}/${t.name}`);
-    }),
+    usage: 'kvt table list SCOPE',
+    summary: 'Lists the tables of a scope, one SCOPE/TABLE a line.',
+    options: CONNECTION,
+    args: [1, 1],
+    run: ([scope], o) =>
+      withManager(o, async (m) => {
+        for await (const t of m.listKeyValueTables(scope)) out(`${t.scope}/${t.name}`);
+      }),
   },
   'store list': {
-    usage: 'kvt store list', summary: 'Lists the segment stores: id, address, live or dead, last heartbeat, segments owned.', options: CONNECTION, args: [0, 0],
-    run: (_a, o) => withManager(o, async (m) => {
-      for (const line of formatStoreList(await m.listSegmentStores())) out(line);
-    }),
+    usage: 'kvt store list',
+    summary: 'Lists the segment stores: id, address, live or dead, last heartbeat, segments owned.',
+    options: CONNECTION,
+    args: [0, 0],
+    run: (_a, o) =>
+      withManager(o, async (m) => {
+        for (const line of formatStoreList(await m.listSegmentStores())) out(line);
+      }),
   },
   'store remove': {
-    usage: 'kvt store remove STORE-ID [--force]', summary: 'Retires a dead segment store for good; prints what happened to each table it held.',
-    options: [
-      ...CONNECTION,
-      { flag: 'force', kind: 'bool', default: false, description: 'also when partitions of ACTIVE tables lose their data (they start again empty)' },
-    ],
+    usage: 'kvt store remove STORE-ID [--force]',
+    summary: 'Retires a dead segment store for good; prints what happened to each table it held.',
+    options: [...CONNECTION, { flag: 'force', kind: 'bool', default: false, description: 'also when partitions of ACTIVE tables lose their data (they start again empty)' }],
     args: [1, 1],
-    run: ([id], o) => withManager(o, async (m) => {
-      for (const line of formatRemoval(await m.removeSegmentStore(id, { force: o.force === true }))) out(line);
-    }),
+    run: ([id], o) =>
+      withManager(o, async (m) => {
+        for (const line of formatRemoval(await m.removeSegmentStore(id, { force: o.force === true }))) out(line);
+      }),
   },
   put: {
     usage: 'kvt put SCOPE/TABLE [--family F] [--ttl-ms N] [--if-absent | --if-version V] KEY VALUE',
     summary: 'Writes one key (only if absent, or only at version V); prints its new version.',
     options: [
-      ...CONNECTION, FAMILY,
+      ...CONNECTION,
+      FAMILY,
       { flag: 'ttl-ms', kind: 'int', min: 1, description: 'expire the entry after this many ms' },
       { flag: 'if-absent', kind: 'bool', default: false, description: 'write only if the key does not exist' },
       IF_VERSION,
@@ -220,31 +256,33 @@ export const COMMANDS: Record<string, Command> = {
       if (version && o['if-absent'] === true) throw new UsageError('--if-absent and --if-version exclude each other');
       return withTable(t, o, TEXT, async (kvt) => {
         const ttl = o['ttl-ms'] === undefined ? undefined : { ttlMs: Number(o['ttl-ms']) };
-        const written = version
-          ? kvt.replace(family(o), key, value, version, ttl)
-          : o['if-absent'] === true ? kvt.putIfAbsent(family(o), key, value, ttl) : kvt.put(family(o), key, value, ttl);
+        const written = version ? kvt.replace(family(o), key, value, version, ttl) : o['if-absent'] === true ? kvt.putIfAbsent(family(o), key, value, ttl) : kvt.put(family(o), key, value, ttl);
         out(String(await written));
       });
     },
   },
   get: {
-    usage: 'kvt get SCOPE/TABLE [--family F] [--json] KEY', summary: 'Prints the value of one key (exit 1 when missing).',
+    usage: 'kvt get SCOPE/TABLE [--family F] [--json] KEY',
+    summary: 'Prints the value of one key (exit 1 when missing).',
     options: [...CONNECTION, FAMILY, { flag: 'json', kind: 'bool', default: false, description: 'print {"family"?, "key", "value", "version"} as one JSON line' }],
     args: [2, 2],
-    run: ([t, key], o) => withTable(t, o, TEXT, async (kvt) => {
-      const entry = await kvt.get(family(o), key);
-      if (!entry) {
-        process.stderr.write(`kvt get: key "${key}" not found\n`);
-        return 1;
-      }
-      out(o.json === true ? JSON.stringify({ ...(o.family === undefined ? {} : { family: family(o) }), key, value: entry.value, version: String(entry.version) }) : entry.value);
-    }),
+    run: ([t, key], o) =>
+      withTable(t, o, TEXT, async (kvt) => {
+        const entry = await kvt.get(family(o), key);
+        if (!entry) {
+          process.stderr.write(`kvt get: key "${key}" not found\n`);
+          return 1;
+        }
+        out(o.json === true ? JSON.stringify({ ...(o.family === undefined ? {} : { family: family(o) }), key, value: entry.value, version: String(entry.version) }) : entry.value);
+      }),
   },
   remove: {
     usage: 'kvt remove SCOPE/TABLE [--family F] [--if-version V] KEY | --family F (--prefix P | --all)',
     summary: 'Removes one key (only at version V; a missing key is fine without), or every key of a family (starting with P).',
     options: [
-      ...CONNECTION, FAMILY, IF_VERSION,
+      ...CONNECTION,
+      FAMILY,
+      IF_VERSION,
       { flag: 'prefix', kind: 'string', description: 'remove every key of --family starting with this, in one atomic batch; no KEY' },
       { flag: 'all', kind: 'bool', default: false, description: 'remove every key of --family, in one atomic batch; no KEY' },
     ],
@@ -260,37 +298,46 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   keys: {
-    usage: 'kvt keys SCOPE/TABLE --family F [--prefix P] [--reverse] [--limit N]', summary: 'Lists the keys of a key family in order, one a line.',
+    usage: 'kvt keys SCOPE/TABLE --family F [--prefix P] [--reverse] [--limit N]',
+    summary: 'Lists the keys of a key family in order, one a line.',
     options: [
-      ...CONNECTION, FAMILY,
+      ...CONNECTION,
+      FAMILY,
       { flag: 'prefix', kind: 'string', description: 'only keys starting with this' },
       { flag: 'reverse', kind: 'bool', default: false, description: 'descending order' },
       { flag: 'limit', kind: 'int', min: 1, description: 'at most this many keys' },
     ],
     args: [1, 1],
-    run: ([t], o) => withTable(t, o, TEXT, async (kvt) => {
-      if (o.family === undefined) throw new UsageError('keys needs --family F (iteration is within one key family)');
-      const limit = o.limit === undefined ? Infinity : Number(o.limit);
-      let printed = 0;
-      const pages = kvt.keyIterator(String(o.family), {
-        maxKeysAtOnce: Math.min(1000, limit), prefix: o.prefix as string | undefined, reverse: o.reverse === true,
-      });
-      for await (const page of pages) {
-        for (const item of page.items) {
-          if (printed++ >= limit) return;
-          out(item.key);
+    run: ([t], o) =>
+      withTable(t, o, TEXT, async (kvt) => {
+        if (o.family === undefined) throw new UsageError('keys needs --family F (iteration is within one key family)');
+        const limit = o.limit === undefined ? Infinity : Number(o.limit);
+        let printed = 0;
+        const pages = kvt.keyIterator(String(o.family), {
+          maxKeysAtOnce: Math.min(1000, limit),
+          prefix: o.prefix as string | undefined,
+          reverse: o.reverse === true,
+        });
+        for await (const page of pages) {
+          for (const item of page.items) {
+            if (printed++ >= limit) return;
+            out(item.key);
+          }
         }
-      }
-    }),
+      }),
   },
   import: {
-    usage: 'kvt import SCOPE/TABLE FILE.jsonl', summary: 'Loads JSON lines {"family"?, "key", "value"} (progress bar on a terminal).',
-    options: CONNECTION, args: [2, 2],
+    usage: 'kvt import SCOPE/TABLE FILE.jsonl',
+    summary: 'Loads JSON lines {"family"?, "key", "value"} (progress bar on a terminal).',
+    options: CONNECTION,
+    args: [2, 2],
     run: ([t, file], o) => withTable(t, o, BYTES, (kvt) => importFile(kvt, file)),
   },
   export: {
-    usage: 'kvt export SCOPE/TABLE [--family F]', summary: 'Writes every entry (or one family) as JSON lines {"family"?, "key", "value"}.',
-    options: [...CONNECTION, FAMILY], args: [1, 1],
+    usage: 'kvt export SCOPE/TABLE [--family F]',
+    summary: 'Writes every entry (or one family) as JSON lines {"family"?, "key", "value"}.',
+    options: [...CONNECTION, FAMILY],
+    args: [1, 1],
     run: ([t], o) => withTable(t, o, BYTES, (kvt) => exportTable(kvt, family(o))),
   },
 };

@@ -154,10 +154,11 @@ function startStores(children: Children, o: ParsedOptions, host: string, control
   for (let i = 0; i < Number(o['segment-stores']); i++) {
     if (children.stopping) return; // Ctrl-C while starting: start no more children than stopAll has seen
     const port = Number(o['segment-store-port']) === 0 ? 0 : Number(o['segment-store-port']) + i;
-    children.start(`segmentstore-${i}`, [
-      'segmentstore', '--host', host, '--port', String(port),
-      '--data-dir', path.join(dataDir, `segmentstore-${i}`), '--controller', joinHostPort(host, controllerPort), ...storeSecurity.args,
-    ], storeSecurity.env);
+    children.start(
+      `segmentstore-${i}`,
+      ['segmentstore', '--host', host, '--port', String(port), '--data-dir', path.join(dataDir, `segmentstore-${i}`), '--controller', joinHostPort(host, controllerPort), ...storeSecurity.args],
+      storeSecurity.env,
+    );
   }
 }
 

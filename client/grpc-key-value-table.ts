@@ -58,7 +58,10 @@ export class GrpcKeyValueTable<K, V> extends AbstractKeyValueTable<K, V, UpdateE
   }
 
   protected readEntries(read: KeysRead<K, V>): Promise<void> {
-    return this.readKeys(read, read.list.map((_, i) => i));
+    return this.readKeys(
+      read,
+      read.list.map((_, i) => i),
+    );
   }
 
   /**
@@ -77,23 +80,31 @@ export class GrpcKeyValueTable<K, V> extends AbstractKeyValueTable<K, V, UpdateE
     }
     const fam = family ?? '';
     const keyBytes = (i: number) => getKeyBytes(read.familyLength, bytes[i].length);
-    await Promise.all(groups.flatMap((group) => slices(group, MAX_GET_KEYS, GET_REQUEST_BYTES, keyBytes).map(async (slice) => {
-      const point = routingPoint(family, bytes[slice[0]]);
-      const refs = slice.map((i) => ({ family: fam, key: bytes[i] }));
-      let answer: { response: SubResponse; segmentId: string };
-      try {
-        answer = await this.transport.execute((t) => {
-          if (partitionCount !== undefined && t.partitionCount !== partitionCount) throw new StaleGrouping(t.partitionCount);
-          return t.routeOf(point);
-        }, (segment) => ({ get: { segmentId: segment, keys: refs } }), { read: true, keyAt: (i) => read.list[slice[i]] });
-      } catch (err) {
-        if (err instanceof StaleGrouping) return this.readKeys(read, slice);
-        throw err;
-      }
-      const entries = answer.response.get?.entries ?? [];
-      if (entries.length !== refs.length) throw new ServiceError(`the store answered ${entries.length} entries for ${refs.length} keys`, { code: 'SERVICE_ERROR' });
-      slice.forEach((i, j) => (read.out[i] = entries[j]?.found ? this.entryOf(read.list[i], entries[j], answer.segmentId) : null));
-    })));
+    await Promise.all(
+      groups.flatMap((group) =>
+        slices(group, MAX_GET_KEYS, GET_REQUEST_BYTES, keyBytes).map(async (slice) => {
+          const point = routingPoint(family, bytes[slice[0]]);
+          const refs = slice.map((i) => ({ family: fam, key: bytes[i] }));
+          let answer: { response: SubResponse; segmentId: string };
+          try {
+            answer = await this.transport.execute(
+              (t) => {
+                if (partitionCount !== undefined && t.partitionCount !== partitionCount) throw new StaleGrouping(t.partitionCount);
+                return t.routeOf(point);
+              },
+              (segment) => ({ get: { segmentId: segment, keys: refs } }),
+              { read: true, keyAt: (i) => read.list[slice[i]] },
+            );
+          } catch (err) {
+            if (err instanceof StaleGrouping) return this.readKeys(read, slice);
+            throw err;
+          }
+          const entries = answer.response.get?.entries ?? [];
+          if (entries.length !== refs.length) throw new ServiceError(`the store answered ${entries.length} entries for ${refs.length} keys`, { code: 'SERVICE_ERROR' });
+          slice.forEach((i, j) => (read.out[i] = entries[j]?.found ? this.entryOf(read.list[i], entries[j], answer.segmentId) : null));
+        }),
+      ),
+    );
   }
 
   protected keyPages(state: IteratorState): AsyncIterable<IteratorItem<TableKey<K>>> {
@@ -105,7 +116,9 @@ export class GrpcKeyValueTable<K, V> extends AbstractKeyValueTable<K, V, UpdateE
     const key = rangeDeserializer(this.keySerializer);
     const value = rangeDeserializer(this.valueSerializer);
     return this.pagesOf(state, (segmentId) => (b, ks, ke, vs, ve, sequence) => ({
-      key: key(b, ks, ke), value: value(b, vs, ve), version: Version.of(segmentId, sequence),
+      key: key(b, ks, ke),
+      value: value(b, vs, ve),
+      version: Version.of(segmentId, sequence),
     }));
   }
 

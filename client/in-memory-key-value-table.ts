@@ -131,7 +131,10 @@ export class InMemoryKeyValueTable<K, V> extends AbstractKeyValueTable<K, V, Mem
         const last = page.items[page.items.length - 1];
         after = { family: last.family, key: last.entry.key };
         const items = page.items.map(({ family, entry }) => ({
-          family: family === '' ? null : family, key: this.keyFrom(entry), value: this.valueFrom(entry), version: Version.of(segment.id, String(entry.sequence)),
+          family: family === '' ? null : family,
+          key: this.keyFrom(entry),
+          value: this.valueFrom(entry),
+          version: Version.of(segment.id, String(entry.sequence)),
         }));
         yield { items, state: `${partition}:${scanPosition(after)}` };
         if (page.done) break;

@@ -3,9 +3,7 @@
  * Pravega's Key-Value Tables (see README.md and DESIGN §2, §7).
  */
 export { KeyValueTableManager, checkPartitionCount } from './key-value-table-manager';
-export type {
-  KeyValueTableConfiguration, KeyValueTableInfo, KeyValueTableManagerOptions, ReplacedPartition, SegmentStoreDescription, SegmentStoreRemoval,
-} from './key-value-table-manager';
+export type { KeyValueTableConfiguration, KeyValueTableInfo, KeyValueTableManagerOptions, ReplacedPartition, SegmentStoreDescription, SegmentStoreRemoval } from './key-value-table-manager';
 export { partitionOf } from './table-description';
 export type { KeyValueTableDescription, KeyValueTableState, PartitionDescription, SegmentContents } from './table-description';
 export { KeyValueTableFactory } from './key-value-table-factory';
@@ -14,16 +12,29 @@ export type { KeyValueTable } from './key-value-table';
 export { GrpcKeyValueTable } from './grpc-key-value-table';
 export { InMemoryKeyValueTable } from './in-memory-key-value-table';
 export type { InMemoryKeyValueTableOptions } from './in-memory-key-value-table';
-export type {
-  IteratorItem, IteratorOptions, ScannedEntry, ScanOptions, TableEntry, TableEntryUpdate, TableKey, TableModification, TtlOptions,
-} from './types';
+export type { IteratorItem, IteratorOptions, ScannedEntry, ScanOptions, TableEntry, TableEntryUpdate, TableKey, TableModification, TtlOptions } from './types';
 export { Version } from './version';
 export { Serializers } from './serializers';
 export type { Serializer } from './serializers';
 export {
-  KvtError, ConditionalTableUpdateError, BadKeyVersionError, NoSuchKeyError, InvalidArgumentError, ScopeNotFoundError,
-  TableNotFoundError, TableNotActiveError, ObjectClosedError, UnavailableError, OverloadedError, DocumentConflictError, UnauthenticatedError,
-  PermissionDeniedError, ServiceError, SegmentStoreNotFoundError, SegmentStoreLiveError, SegmentStoreHoldsDataError,
+  KvtError,
+  ConditionalTableUpdateError,
+  BadKeyVersionError,
+  NoSuchKeyError,
+  InvalidArgumentError,
+  ScopeNotFoundError,
+  TableNotFoundError,
+  TableNotActiveError,
+  ObjectClosedError,
+  UnavailableError,
+  OverloadedError,
+  DocumentConflictError,
+  UnauthenticatedError,
+  PermissionDeniedError,
+  ServiceError,
+  SegmentStoreNotFoundError,
+  SegmentStoreLiveError,
+  SegmentStoreHoldsDataError,
   SegmentStoreRemovedError,
 } from './errors';
 export type { KvtErrorContext } from './errors';

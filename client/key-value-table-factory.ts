@@ -39,7 +39,10 @@ export class KeyValueTableFactory implements AsyncDisposable {
   private readonly routings = new Map<string, RoutingCache>();
   private closed = false;
 
-  private constructor(readonly scope: string, private readonly options: KeyValueTableFactoryOptions) {
+  private constructor(
+    readonly scope: string,
+    private readonly options: KeyValueTableFactoryOptions,
+  ) {
     this.connections = new Connections(options.controller, { tls: options.tls, token: options.token });
     this.coalescer = new Coalescer(this.connections, options.coalescing);
   }

@@ -5,8 +5,17 @@
  * removals only when the request surely never reached the controller (so `true` / `false` stay truthful).
  */
 import type {
-  CreateScopeResponse, CreateTableResponse, DeleteScopeResponse, DeleteTableResponse, ListScopesResponse,
-  ListSegmentStoresResponse, ListTablesResponse, RemoveSegmentStoreResponse, TableDescription, TableInfo, TableName,
+  CreateScopeResponse,
+  CreateTableResponse,
+  DeleteScopeResponse,
+  DeleteTableResponse,
+  ListScopesResponse,
+  ListSegmentStoresResponse,
+  ListTablesResponse,
+  RemoveSegmentStoreResponse,
+  TableDescription,
+  TableInfo,
+  TableName,
   ReplacedPartition as WireReplacedPartition,
 } from '../proto/messages';
 import { ObjectClosedError } from './errors';
@@ -73,7 +82,6 @@ export { checkPartitionCount };
 /** Options of {@link KeyValueTableManager}. */
 export type KeyValueTableManagerOptions = ClientOptions;
 
-
 /** Creates, lists and deletes scopes and key-value tables. */
 export class KeyValueTableManager implements AsyncDisposable {
   private readonly options: ClientOptions;
@@ -108,7 +116,11 @@ export class KeyValueTableManager implements AsyncDisposable {
   async listSegmentStores(): Promise<SegmentStoreDescription[]> {
     const response = await this.call<ListSegmentStoresResponse>('ListSegmentStores', {}, true);
     return response.stores.map((s) => ({
-      id: s.storeId, address: s.address, live: s.live, lastHeartbeatAgeMs: Number(s.lastHeartbeatAgeMs), segmentCount: s.segmentCount,
+      id: s.storeId,
+      address: s.address,
+      live: s.live,
+      lastHeartbeatAgeMs: Number(s.lastHeartbeatAgeMs),
+      segmentCount: s.segmentCount,
     }));
   }
 

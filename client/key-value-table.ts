@@ -4,9 +4,7 @@
  * same semantics without a server, for unit tests. One conformance suite (test/suites/) runs
  * against both, so they cannot drift apart.
  */
-import type {
-  IteratorItem, IteratorOptions, ScannedEntry, ScanOptions, TableEntry, TableEntryUpdate, TableKey, TableModification, TtlOptions,
-} from './types';
+import type { IteratorItem, IteratorOptions, ScannedEntry, ScanOptions, TableEntry, TableEntryUpdate, TableKey, TableModification, TtlOptions } from './types';
 import type { Version } from './version';
 
 /**

@@ -90,15 +90,17 @@ export async function addContents(description: KeyValueTableDescription, connect
     if (partitions) partitions.push(p);
     else byStore.set(p.store.address, [p]);
   }
-  await Promise.all([...byStore].map(async ([address, partitions]) => {
-    for (const p of partitions) {
-      try {
-        const info = await callUnary<object, SegmentInfo>(connections.store(address), 'GetSegmentInfo', { segmentId: p.segment }, deadline);
-        p.contents = { entries: Number(info.entryCount), bytes: Number(info.bytes) };
-      } catch (err) {
-        const e = toKvtError(err, { segment: p.segment });
-        p.contents = { code: e.code, error: e.message };
+  await Promise.all(
+    [...byStore].map(async ([address, partitions]) => {
+      for (const p of partitions) {
+        try {
+          const info = await callUnary<object, SegmentInfo>(connections.store(address), 'GetSegmentInfo', { segmentId: p.segment }, deadline);
+          p.contents = { entries: Number(info.entryCount), bytes: Number(info.bytes) };
+        } catch (err) {
+          const e = toKvtError(err, { segment: p.segment });
+          p.contents = { code: e.code, error: e.message };
+        }
       }
-    }
-  }));
+    }),
+  );
 }

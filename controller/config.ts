@@ -103,9 +103,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   checkTlsFlags({ certFile: config.tlsCert, keyFile: config.tlsKey, caFile: config.tlsCa });
   checkTokenFlags(config);
   if (config.storeTimeoutMs <= config.heartbeatIntervalMs) {
-    throw new UsageError(
-      `store-timeout-ms is ${config.storeTimeoutMs}; it must exceed heartbeat-interval-ms (${config.heartbeatIntervalMs}), ideally 3-5 times`,
-    );
+    throw new UsageError(`store-timeout-ms is ${config.storeTimeoutMs}; it must exceed heartbeat-interval-ms (${config.heartbeatIntervalMs}), ideally 3-5 times`);
   }
   return config;
 }

@@ -64,8 +64,14 @@ export type { ListTablesResponse__Output as ListTablesResponse, ListTablesRespon
 export type { Partition__Output as Partition, Partition as PartitionInput } from './generated/kvt/v1/Partition';
 export type { Routing__Output as Routing, Routing as RoutingInput } from './generated/kvt/v1/Routing';
 export type { TableDescription__Output as TableDescription, TableDescription as TableDescriptionInput } from './generated/kvt/v1/TableDescription';
-export type { RegisterSegmentStoreRequest__Output as RegisterSegmentStoreRequest, RegisterSegmentStoreRequest as RegisterSegmentStoreRequestInput } from './generated/kvt/v1/RegisterSegmentStoreRequest';
-export type { RegisterSegmentStoreResponse__Output as RegisterSegmentStoreResponse, RegisterSegmentStoreResponse as RegisterSegmentStoreResponseInput } from './generated/kvt/v1/RegisterSegmentStoreResponse';
+export type {
+  RegisterSegmentStoreRequest__Output as RegisterSegmentStoreRequest,
+  RegisterSegmentStoreRequest as RegisterSegmentStoreRequestInput,
+} from './generated/kvt/v1/RegisterSegmentStoreRequest';
+export type {
+  RegisterSegmentStoreResponse__Output as RegisterSegmentStoreResponse,
+  RegisterSegmentStoreResponse as RegisterSegmentStoreResponseInput,
+} from './generated/kvt/v1/RegisterSegmentStoreResponse';
 export type { HeartbeatRequest__Output as HeartbeatRequest, HeartbeatRequest as HeartbeatRequestInput } from './generated/kvt/v1/HeartbeatRequest';
 export type { HeartbeatResponse__Output as HeartbeatResponse, HeartbeatResponse as HeartbeatResponseInput } from './generated/kvt/v1/HeartbeatResponse';
 export type { ListSegmentStoresRequest__Output as ListSegmentStoresRequest, ListSegmentStoresRequest as ListSegmentStoresRequestInput } from './generated/kvt/v1/ListSegmentStoresRequest';

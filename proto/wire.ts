@@ -13,7 +13,11 @@ const EMPTY: Buffer = Buffer.alloc(0);
  * field or nested message).
  */
 export class Reader {
-  constructor(readonly buf: Buffer, public pos: number, public end: number) {}
+  constructor(
+    readonly buf: Buffer,
+    public pos: number,
+    public end: number,
+  ) {}
 
   /** A varint as a JS number (uint32 range is exact; int32 negatives come back as in protobufjs). */
   varint(): number {

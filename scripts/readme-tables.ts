@@ -44,7 +44,11 @@ export const ERROR_CODE_ROWS: readonly [code: string, errorClass: string, meanin
   ['SEGMENT_STORE_REMOVED', 'SegmentStoreRemovedError', 'a removed store tried to register again (wire code, answered to the store, which exits: wipe its data directory)'],
   ['OBJECT_CLOSED', 'ObjectClosedError', 'the manager, factory or table was closed'],
   ['UNAVAILABLE', 'UnavailableError', 'no store or controller answered within the deadline after retries (`maybeApplied` tells whether a write may have happened)'],
-  ['OVERLOADED', 'OverloadedError', 'a segment store already held as many requests as `--max-in-flight-mb` allows, through every retry: nothing was run (the client retries without asking the controller for new routing); an `UnavailableError` too, so handlers of unavailability catch it'],
+  [
+    'OVERLOADED',
+    'OverloadedError',
+    'a segment store already held as many requests as `--max-in-flight-mb` allows, through every retry: nothing was run (the client retries without asking the controller for new routing); an `UnavailableError` too, so handlers of unavailability catch it',
+  ],
   ['UNAUTHENTICATED', 'UnauthenticatedError', 'the server needs a token and none was sent'],
   ['PERMISSION_DENIED', 'PermissionDeniedError', 'the token is wrong, or a data token was used for an admin call'],
   ['DOCUMENT_CONFLICT', 'DocumentConflictError', 'a document edit named a stale or deleted revision'],
@@ -76,9 +80,18 @@ export const LIMIT_ROWS: readonly [limit: string, value: string][] = [
   ['keys of one Get request', `≤ ${count(limits.MAX_GET_KEYS)} (the client splits a larger \`getAll\`)`],
   ["one answer of the segment store's Gets", `≤ ${mib(limits.MAX_GET_ANSWER_BYTES)} of keys and values (the client asks again for the keys left out, so \`getAll\` of any size returns every entry)`],
   ['gRPC message', `≤ ${mib(limits.MAX_MESSAGE_BYTES)} either way (a larger one is refused with \`RESOURCE_EXHAUSTED\`)`],
-  ['requests one `ExecuteStream` runs at once', `${MAX_STREAM_IN_FLIGHT} messages and ${mib(MAX_STREAM_REQUEST_BYTES)} of them (the store reads no further until answers are taken; a request of any size still runs alone)`],
-  ['answers one `ExecuteStream` holds', `${mib(MAX_STREAM_ANSWER_BYTES)}, not yet taken by HTTP/2 or still being read (the store reads no further; past it a Get answer holds only its first entry and the client asks again for the rest)`],
-  ['data requests one segment store holds at once', `${DEFAULT_MAX_IN_FLIGHT_MB} MiB by default (\`--max-in-flight-mb\`), counted from arrival until the answer is written out (an answer the client does not read counts with its own size), unary calls and stream messages alike; past it a request is refused \`OVERLOADED\` (gRPC \`UNAVAILABLE\`) without running (clients retry it, even a conditional update); one alone always runs`],
+  [
+    'requests one `ExecuteStream` runs at once',
+    `${MAX_STREAM_IN_FLIGHT} messages and ${mib(MAX_STREAM_REQUEST_BYTES)} of them (the store reads no further until answers are taken; a request of any size still runs alone)`,
+  ],
+  [
+    'answers one `ExecuteStream` holds',
+    `${mib(MAX_STREAM_ANSWER_BYTES)}, not yet taken by HTTP/2 or still being read (the store reads no further; past it a Get answer holds only its first entry and the client asks again for the rest)`,
+  ],
+  [
+    'data requests one segment store holds at once',
+    `${DEFAULT_MAX_IN_FLIGHT_MB} MiB by default (\`--max-in-flight-mb\`), counted from arrival until the answer is written out (an answer the client does not read counts with its own size), unary calls and stream messages alike; past it a request is refused \`OVERLOADED\` (gRPC \`UNAVAILABLE\`) without running (clients retry it, even a conditional update); one alone always runs`,
+  ],
 ];
 
 /** The limits table. */
@@ -98,7 +111,11 @@ export function replaceSection(readme: string, name: string, body: string): stri
 
 /** README.md with its generated sections brought up to date. */
 export function updatedReadme(readme: string): string {
-  const sections: [string, string][] = [['config', configurationTables()], ['errors', errorCodeTable()], ['limits', limitsTable()]];
+  const sections: [string, string][] = [
+    ['config', configurationTables()],
+    ['errors', errorCodeTable()],
+    ['limits', limitsTable()],
+  ];
   return sections.reduce((text, [section, body]) => replaceSection(text, section, body), readme);
 }
 

@@ -18,7 +18,8 @@ export async function main(argv: string[]): Promise<void> {
     const missing = missingNodeFlags();
     if (missing.length > 0) {
       log.warn('started without the recommended node flags: expect frequent full garbage collections under load', {
-        missing, hint: `node ${missing.join(' ')} bin/kvt.js segmentstore … (kvt cluster and npx kvt pass them)`,
+        missing,
+        hint: `node ${missing.join(' ')} bin/kvt.js segmentstore … (kvt cluster and npx kvt pass them)`,
       });
     }
     return SegmentStoreServer.start(config, { log });

@@ -72,7 +72,10 @@ export class SegmentStoreServer {
   private readonly overloaded: RateLimitedWarning;
   private readonly fatalSignal = new FatalSignal();
 
-  private constructor(readonly config: SegmentStoreConfig, private readonly options: SegmentStoreServerOptions) {
+  private constructor(
+    readonly config: SegmentStoreConfig,
+    private readonly options: SegmentStoreServerOptions,
+  ) {
     this.log = options.log ?? jsonLogger('segmentstore', config.logLevel);
     this.rejectedCalls = rateLimitedWarning(this.log, 'call rejected', 'code');
     this.overloaded = rateLimitedWarning(this.log, 'request refused: segment store overloaded', 'request');
@@ -161,9 +164,12 @@ export class SegmentStoreServer {
   /** Why a call is not served now, if it is not (see the file's comment). */
   private refusal(): KvtFault | undefined {
     if (this.serving === 'serving') return undefined;
-    return new KvtFault(ErrorCodes.UNAVAILABLE, this.serving === 'removed'
-      ? `segment store ${this.storeId} was removed from the cluster; the request was not run`
-      : `segment store ${this.storeId} does not serve until the controller accepts its registration; the request was not run`);
+    return new KvtFault(
+      ErrorCodes.UNAVAILABLE,
+      this.serving === 'removed'
+        ? `segment store ${this.storeId} was removed from the cluster; the request was not run`
+        : `segment store ${this.storeId} does not serve until the controller accepts its registration; the request was not run`,
+    );
   }
 
   /** The controller refused this store as removed: stop serving for good, and fail (the process exits 1). */

@@ -24,7 +24,10 @@ export interface AuthTokens {
  * @throws UsageError for a malformed token, a data token without an admin token, or equal tokens.
  */
 export function checkTokenFlags(tokens: AuthTokens): void {
-  for (const [flag, value] of [['--data-token', tokens.dataToken], ['--admin-token', tokens.adminToken]] as const) {
+  for (const [flag, value] of [
+    ['--data-token', tokens.dataToken],
+    ['--admin-token', tokens.adminToken],
+  ] as const) {
     if (value !== undefined && !isValidToken(value)) {
       throw new UsageError(`${flag} must be 1 to 4096 visible ASCII characters (no spaces); got ${value.length} characters`);
     }

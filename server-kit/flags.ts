@@ -58,12 +58,7 @@ function convert(spec: OptionSpec, raw: string, source: string): string | number
  * {@link UsageError}. `help` is true for `--help` / `-h` before any `--`; then nothing else is checked
  * (a bad flag or environment variable must not hide the help) and the options are the defaults.
  */
-export function parseOptions(
-  specs: readonly OptionSpec[],
-  argv: readonly string[],
-  env: NodeJS.ProcessEnv,
-  envPrefix: string,
-): { options: ParsedOptions; help: boolean; positionals: string[] } {
+export function parseOptions(specs: readonly OptionSpec[], argv: readonly string[], env: NodeJS.ProcessEnv, envPrefix: string): { options: ParsedOptions; help: boolean; positionals: string[] } {
   const options: ParsedOptions = {};
   const byFlag = new Map(specs.map((s) => [s.flag, s]));
   const end = argv.indexOf('--');
@@ -82,7 +77,10 @@ export function parseOptions(
   const positionals: string[] = [];
   for (let i = 0; i < flags.length; i++) {
     const arg = flags[i];
-    if (!arg.startsWith('--')) { positionals.push(arg); continue; }
+    if (!arg.startsWith('--')) {
+      positionals.push(arg);
+      continue;
+    }
     const eq = arg.indexOf('=');
     const name = arg.slice(2, eq < 0 ? undefined : eq);
     const spec = byFlag.get(name);

@@ -51,12 +51,7 @@ export function newGrpcServer(options: grpc.ServerOptions = {}): grpc.Server {
  * resolves the bound port. A taken port rejects with "port 127.0.0.1:9090 is already in use", any
  * other failure with "cannot listen on …" and its cause.
  */
-export function bindGrpcServer(
-  server: grpc.Server,
-  host: string,
-  port: number,
-  credentials: grpc.ServerCredentials = grpc.ServerCredentials.createInsecure(),
-): Promise<number> {
+export function bindGrpcServer(server: grpc.Server, host: string, port: number, credentials: grpc.ServerCredentials = grpc.ServerCredentials.createInsecure()): Promise<number> {
   return new Promise((resolve, reject) => {
     const address = joinHostPort(host, port);
     server.bindAsync(address, credentials, (err, bound) => {

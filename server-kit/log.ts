@@ -28,12 +28,7 @@ function redact(fields: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** A logger writing JSON lines to `out` (default stdout) at `level` and above. */
-export function jsonLogger(
-  component: string,
-  level: LogLevel = 'info',
-  out: (line: string) => void = (line) => process.stdout.write(line + '\n'),
-  base: Record<string, unknown> = {},
-): Logger {
+export function jsonLogger(component: string, level: LogLevel = 'info', out: (line: string) => void = (line) => process.stdout.write(line + '\n'), base: Record<string, unknown> = {}): Logger {
   const write = (lvl: LogLevel, msg: string, fields?: Record<string, unknown>) => {
     if (ORDER[lvl] < ORDER[level]) return;
     const record = { ts: new Date().toISOString(), level: lvl, component, msg, ...base, ...(fields ? redact(fields) : {}) };

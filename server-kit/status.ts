@@ -96,17 +96,12 @@ export function tolerantDecoding(service: grpc.ServiceDefinition): grpc.ServiceD
  * throws → callback(toServiceError(err)). Never lets an exception escape into grpc-js.
  * A {@link MalformedRequest} (see `tolerantDecoding`) is answered with INVALID_ARGUMENT.
  */
-export function unary<Req, Res>(
-  handler: (request: Req, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res>,
-  onInternal?: (err: unknown) => void,
-): grpc.handleUnaryCall<Req, Res> {
+export function unary<Req, Res>(handler: (request: Req, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res>, onInternal?: (err: unknown) => void): grpc.handleUnaryCall<Req, Res> {
   return (call, callback) => {
     let promise: Promise<Res>;
     const request: unknown = call.request;
     try {
-      promise = request instanceof MalformedRequest
-        ? Promise.reject(invalidArgument(`request is not a valid ${request.path.slice(1)} message: ${request.reason}`))
-        : handler(call.request, call);
+      promise = request instanceof MalformedRequest ? Promise.reject(invalidArgument(`request is not a valid ${request.path.slice(1)} message: ${request.reason}`)) : handler(call.request, call);
     } catch (err) {
       promise = Promise.reject(err);
     }

@@ -82,7 +82,10 @@ const VALUE_STRIDE = 256;
 export class ValueSource {
   private readonly pool: Buffer[];
 
-  constructor(readonly size: number, seed = 1) {
+  constructor(
+    readonly size: number,
+    seed = 1,
+  ) {
     if (size > VALUE_STRIDE) {
       // Larger values: separate buffers (no bench case uses them; correctness over cache).
       this.pool = Array.from({ length: VALUE_POOL_SIZE }, (_, i) => makeValue(size, seed + i));

@@ -87,7 +87,10 @@ export class LineWatcher {
   readonly lines: string[] = [];
   private buffered = '';
 
-  constructor(private readonly child: ChildProcess, streams: NodeJS.ReadableStream[]) {
+  constructor(
+    private readonly child: ChildProcess,
+    streams: NodeJS.ReadableStream[],
+  ) {
     for (const s of streams) {
       s.setEncoding('utf8');
       s.on('data', (chunk: string) => this.push(chunk));

@@ -36,7 +36,10 @@ export function pruneProfiles(resultsDir: string, keep: number): string[] {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw err;
   }
-  const profiles = entries.filter((e) => e.isDirectory() && PROFILE_DIR.test(e.name)).map((e) => e.name).sort();
+  const profiles = entries
+    .filter((e) => e.isDirectory() && PROFILE_DIR.test(e.name))
+    .map((e) => e.name)
+    .sort();
   const removed = profiles.slice(0, Math.max(0, profiles.length - keep));
   for (const name of removed) fs.rmSync(path.join(resultsDir, name), { recursive: true, force: true });
   return removed;

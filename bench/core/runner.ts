@@ -146,15 +146,17 @@ export async function runFixedRate(op: Operation, opts: FixedRateOptions): Promi
     const due = Math.min(total, Math.floor(((performance.now() - start) * opts.rate) / 1000) + 1);
     while (issued < due && inflight.size < maxOutstanding) {
       const intended = start + (issued * 1000) / opts.rate;
-      const p: Promise<void> = op(issued % 1024, rand).then(
-        (units) => {
-          recordMs(state.histogram, performance.now() - intended);
-          state.ops++;
-          state.completed++;
-          state.units += units;
-        },
-        (err) => state.fail(err, opts.maxErrors ?? 100),
-      ).finally(() => inflight.delete(p));
+      const p: Promise<void> = op(issued % 1024, rand)
+        .then(
+          (units) => {
+            recordMs(state.histogram, performance.now() - intended);
+            state.ops++;
+            state.completed++;
+            state.units += units;
+          },
+          (err) => state.fail(err, opts.maxErrors ?? 100),
+        )
+        .finally(() => inflight.delete(p));
       inflight.add(p);
       issued++;
     }

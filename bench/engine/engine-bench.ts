@@ -38,12 +38,14 @@ async function timed(name: string, ms: number, callers: number, step: (caller: n
   const started = process.hrtime.bigint();
   const until = Date.now() + ms;
   let ops = 0;
-  await Promise.all(Array.from({ length: callers }, async (_, c) => {
-    for (let i = 0; Date.now() < until; i++) {
-      const n = await step(c, i);
-      ops += n;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: callers }, async (_, c) => {
+      for (let i = 0; Date.now() < until; i++) {
+        const n = await step(c, i);
+        ops += n;
+      }
+    }),
+  );
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const result = { name, ops, seconds, opsPerSecond: Math.round(ops / seconds) };
   if (!quiet) process.stderr.write(`  ${name}: ${result.opsPerSecond.toLocaleString('en-US')} ops/s\n`);
@@ -64,7 +66,10 @@ function rawStep(db: ClassicLevel<Buffer, Buffer>, sync: boolean, chained: boole
       for (let j = 0; j < BATCH; j++) batch.put(key(base + j), value);
       await batch.write({ sync });
     } else {
-      await db.batch(Array.from({ length: BATCH }, (_, j) => ({ type: 'put' as const, key: key(base + j), value })), { sync });
+      await db.batch(
+        Array.from({ length: BATCH }, (_, j) => ({ type: 'put' as const, key: key(base + j), value })),
+        { sync },
+      );
     }
     return BATCH;
   };

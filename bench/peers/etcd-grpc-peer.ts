@@ -7,9 +7,18 @@ import * as protoLoader from '@grpc/proto-loader';
 import * as path from 'node:path';
 import { BatchEntry, Peer, VersionedValue, repoRoot } from './peer';
 
-interface KeyValueMsg { key: Buffer; value: Buffer; modRevision: number }
-interface RangeResponseMsg { kvs: KeyValueMsg[]; count: number }
-interface TxnResponseMsg { succeeded: boolean }
+interface KeyValueMsg {
+  key: Buffer;
+  value: Buffer;
+  modRevision: number;
+}
+interface RangeResponseMsg {
+  kvs: KeyValueMsg[];
+  count: number;
+}
+interface TxnResponseMsg {
+  succeeded: boolean;
+}
 type Unary<Req, Res> = (req: Req, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: Res) => void) => void;
 interface KvClient extends grpc.Client {
   range: Unary<object, RangeResponseMsg>;

@@ -33,7 +33,10 @@ export class Etcd3Peer implements Peer {
 
   async replaceIf(key: string, value: Buffer, version: string | null): Promise<boolean> {
     // Mod revision 0 matches only an absent key ("must not exist").
-    const res = await this.client.if(key, 'Mod', '==', version ?? 0).then(this.client.put(key).value(value)).commit();
+    const res = await this.client
+      .if(key, 'Mod', '==', version ?? 0)
+      .then(this.client.put(key).value(value))
+      .commit();
     return res.succeeded;
   }
 

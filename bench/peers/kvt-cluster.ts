@@ -48,9 +48,7 @@ interface Spawned {
 function spawnKvt(args: string[], profileDir?: string): Spawned {
   // Stores run with the node flags `kvt cluster` gives them, so the benchmark measures what users run.
   const nodeArgs = [...nodeFlagsFor(args), ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [])];
-  const child = killOnExit(
-    spawn(process.execPath, [...nodeArgs, path.join(repoRoot(), 'bin', 'kvt.js'), ...args], { cwd: repoRoot(), stdio: ['ignore', 'pipe', 'pipe'] }),
-  );
+  const child = killOnExit(spawn(process.execPath, [...nodeArgs, path.join(repoRoot(), 'bin', 'kvt.js'), ...args], { cwd: repoRoot(), stdio: ['ignore', 'pipe', 'pipe'] }));
   return { child, watcher: new LineWatcher(child, [child.stdout!, child.stderr!]) };
 }
 

@@ -8,8 +8,13 @@ import * as path from 'node:path';
 import { KvtCluster } from './kvt-cluster';
 import { BatchEntry, Peer, VersionedValue, repoRoot } from './peer';
 
-interface KvtVersion { toString(): string }
-interface KvtEntry { value: Uint8Array; version: KvtVersion }
+interface KvtVersion {
+  toString(): string;
+}
+interface KvtEntry {
+  value: Uint8Array;
+  version: KvtVersion;
+}
 interface KvtTable {
   put(family: string | null, key: string, value: Uint8Array): Promise<KvtVersion>;
   putIfAbsent(family: string | null, key: string, value: Uint8Array): Promise<KvtVersion>;
@@ -26,7 +31,10 @@ interface KvtClientModule {
     close(): Promise<void>;
   };
   KeyValueTableFactory: {
-    withScope(scope: string, opts: { controller: string }): {
+    withScope(
+      scope: string,
+      opts: { controller: string },
+    ): {
       forKeyValueTable(name: string, opts: { keySerializer: unknown; valueSerializer: unknown }): KvtTable;
       close(): Promise<void>;
     };
@@ -117,7 +125,10 @@ export class KvtPeer implements Peer {
   }
 
   async putBatch(family: string, entries: BatchEntry[]): Promise<void> {
-    await this.table.putAll(family, entries.map((e) => [e.key, e.value] as const));
+    await this.table.putAll(
+      family,
+      entries.map((e) => [e.key, e.value] as const),
+    );
   }
 
   async scanFamily(family: string): Promise<number> {

@@ -22,7 +22,10 @@ export class RawLevelPeer implements Peer {
   private readonly versions = new Map<string, number>();
   private counter = 0;
 
-  private constructor(private readonly db: ClassicLevel<string, Buffer>, private readonly dir: string) {}
+  private constructor(
+    private readonly db: ClassicLevel<string, Buffer>,
+    private readonly dir: string,
+  ) {}
 
   /** Opens a fresh store. */
   static async open(): Promise<RawLevelPeer> {
@@ -62,7 +65,10 @@ export class RawLevelPeer implements Peer {
 
   async putMany(entries: BatchEntry[]): Promise<void> {
     for (const e of entries) this.versions.set(e.key, ++this.counter);
-    await this.db.batch(entries.map((e) => ({ type: 'put' as const, key: e.key, value: e.value })), { sync: true });
+    await this.db.batch(
+      entries.map((e) => ({ type: 'put' as const, key: e.key, value: e.value })),
+      { sync: true },
+    );
   }
 
   async scanFamily(family: string): Promise<number> {

@@ -25,7 +25,10 @@ function betterOf(values: Array<number | null>, better: Better): number | null {
 
 /** The etcd reference value: the better of etcd3 and etcd-grpc. */
 export function etcdReference(c: CaseResult, metric: Metric, better: Better): number | null {
-  const vals = (['etcd3', 'etcd-grpc'] as const).map((p) => c.peers[p]).filter(isMeasured).map((m) => metricOf(m, metric));
+  const vals = (['etcd3', 'etcd-grpc'] as const)
+    .map((p) => c.peers[p])
+    .filter(isMeasured)
+    .map((m) => metricOf(m, metric));
   return betterOf(vals, better);
 }
 

@@ -68,16 +68,17 @@ function legend(): string {
 }
 
 function gridLine(px: number, v: number, height: number): string {
-  return `<line x1="${px}" y1="${TOP - 8}" x2="${px}" y2="${height - 30}" stroke="#e3e3e3"/>` +
-    `<text x="${px}" y="${height - 14}" text-anchor="middle" fill="#666">${v >= 1 ? v : v.toPrecision(1)}×</text>`;
+  return (
+    `<line x1="${px}" y1="${TOP - 8}" x2="${px}" y2="${height - 30}" stroke="#e3e3e3"/>` +
+    `<text x="${px}" y="${height - 14}" text-anchor="middle" fill="#666">${v >= 1 ? v : v.toPrecision(1)}×</text>`
+  );
 }
 
 function bar(y: number, value: number | null, color: string, x: (v: number) => number, lo: number): string {
   if (value === null) return `<text x="${LABEL_W + 4}" y="${y + BAR_H - 3}" fill="${COLORS.miss}">missing</text>`;
   const x0 = x(lo);
   const w = Math.max(1, x(value) - x0);
-  return `<rect x="${x0}" y="${y}" width="${w.toFixed(1)}" height="${BAR_H}" fill="${color}"/>` +
-    `<text x="${(x0 + w + 4).toFixed(1)}" y="${y + BAR_H - 3}">${formatNumber(value)}×</text>`;
+  return `<rect x="${x0}" y="${y}" width="${w.toFixed(1)}" height="${BAR_H}" fill="${color}"/>` + `<text x="${(x0 + w + 4).toFixed(1)}" y="${y + BAR_H - 3}">${formatNumber(value)}×</text>`;
 }
 
 function row(r: CaseRatios, top: number, x: (v: number) => number, lo: number): string[] {

@@ -12,16 +12,12 @@ import { InvalidArgumentError, ObjectClosedError } from '../errors';
 import type { KeyValueTable } from '../key-value-table';
 import { DEFAULT_ITERATOR_PAGE_ITEMS } from '../limits';
 import type { Serializer } from '../serializers';
-import type {
-  IteratorItem, IteratorOptions, ScannedEntry, ScanOptions, TableEntry, TableEntryUpdate, TableKey, TableModification, TtlOptions,
-} from '../types';
+import type { IteratorItem, IteratorOptions, ScannedEntry, ScanOptions, TableEntry, TableEntryUpdate, TableKey, TableModification, TtlOptions } from '../types';
 import type { Version } from '../version';
 import { decodeState, IteratorState } from './iterator-state';
 import { MODIFICATION_TYPES } from '../../proto/enums';
 import { NO_TTL } from './update-encoder';
-import {
-  checkBatchBytes, checkBatchCount, checkBoolean, checkFamily, checkKey, checkPageSize, checkTtl, checkValue, checkVersion, DuplicateKeyCheck, kindOf, listOf,
-} from './validation';
+import { checkBatchBytes, checkBatchCount, checkBoolean, checkFamily, checkKey, checkPageSize, checkTtl, checkValue, checkVersion, DuplicateKeyCheck, kindOf, listOf } from './validation';
 
 const EMPTY = Buffer.alloc(0);
 
@@ -268,9 +264,17 @@ export abstract class AbstractKeyValueTable<K, V, S extends ModificationSink> im
     checkPageSize(maxKeysAtOnce);
     const familyLength = family ? Buffer.byteLength(family) : 0;
     return {
-      table: this.name, family, entries, maxKeysAtOnce,
-      prefix: this.boundOf(options.prefix, familyLength), from: this.boundOf(options.from, familyLength), to: this.boundOf(options.to, familyLength),
-      toInclusive: options.toInclusive === true, reverse: options.reverse === true, after: undefined, done: false,
+      table: this.name,
+      family,
+      entries,
+      maxKeysAtOnce,
+      prefix: this.boundOf(options.prefix, familyLength),
+      from: this.boundOf(options.from, familyLength),
+      to: this.boundOf(options.to, familyLength),
+      toInclusive: options.toInclusive === true,
+      reverse: options.reverse === true,
+      after: undefined,
+      done: false,
     };
   }
 

@@ -129,7 +129,10 @@ export class Coalescer {
   readonly streams: ExecuteStreams | undefined;
   private closed = false;
 
-  constructor(private readonly connections: Connections, private readonly options: CoalescerOptions) {
+  constructor(
+    private readonly connections: Connections,
+    private readonly options: CoalescerOptions,
+  ) {
     if (options.streams !== false) this.streams = new ExecuteStreams(connections);
   }
 
@@ -270,9 +273,7 @@ export class Coalescer {
     this.stats.calls++;
     this.stats.subRequests += request.requests.length;
     this.stats.operations += batch.length;
-    const call = this.streams
-      ? this.streams.execute(q.address, request, deadline)
-      : callUnary<ClientExecuteRequest, ExecuteResponse>(this.connections.store(q.address), 'Execute', request, deadline);
+    const call = this.streams ? this.streams.execute(q.address, request, deadline) : callUnary<ClientExecuteRequest, ExecuteResponse>(this.connections.store(q.address), 'Execute', request, deadline);
     call.then(
       (response) => {
         q.inFlight--;

@@ -41,7 +41,10 @@ export class Connections {
   private readonly clientOptions: grpc.ClientOptions;
 
   /** @throws InvalidArgumentError for unusable TLS options or token (never echoing the token). */
-  constructor(private readonly controllerAddress: string, security: ConnectionSecurity = {}) {
+  constructor(
+    private readonly controllerAddress: string,
+    security: ConnectionSecurity = {},
+  ) {
     try {
       this.credentials = clientCredentials(security.tls);
       this.clientOptions = withBearerToken(GRPC_CHANNEL_OPTIONS, security.token);

@@ -51,8 +51,20 @@ const isBase64 = (x: unknown): boolean => typeof x === 'string' && /^[A-Za-z0-9+
 function wellFormed(w: unknown): w is Wire {
   if (w === null || typeof w !== 'object') return false;
   const x = w as Record<string, unknown>;
-  return x.v === VERSION && typeof x.t === 'string' && typeof x.f === 'string' && isFlag(x.e) && typeof x.n === 'number' &&
-    isBase64(x.p) && isBase64(x.fr) && isBase64(x.to) && isFlag(x.ti) && isFlag(x.r) && (x.a === null || isBase64(x.a)) && isFlag(x.d);
+  return (
+    x.v === VERSION &&
+    typeof x.t === 'string' &&
+    typeof x.f === 'string' &&
+    isFlag(x.e) &&
+    typeof x.n === 'number' &&
+    isBase64(x.p) &&
+    isBase64(x.fr) &&
+    isBase64(x.to) &&
+    isFlag(x.ti) &&
+    isFlag(x.r) &&
+    (x.a === null || isBase64(x.a)) &&
+    isFlag(x.d)
+  );
 }
 
 function checksum(payload: string): string {
@@ -62,9 +74,18 @@ function checksum(payload: string): string {
 /** Encodes a state as an opaque token. */
 export function encodeState(s: IteratorState): string {
   const wire: Wire = {
-    v: VERSION, t: s.table, f: s.family, e: s.entries ? 1 : 0, n: s.maxKeysAtOnce,
-    p: s.prefix.toString('base64'), fr: s.from.toString('base64'), to: s.to.toString('base64'),
-    ti: s.toInclusive ? 1 : 0, r: s.reverse ? 1 : 0, a: s.after ? s.after.toString('base64') : null, d: s.done ? 1 : 0,
+    v: VERSION,
+    t: s.table,
+    f: s.family,
+    e: s.entries ? 1 : 0,
+    n: s.maxKeysAtOnce,
+    p: s.prefix.toString('base64'),
+    fr: s.from.toString('base64'),
+    to: s.to.toString('base64'),
+    ti: s.toInclusive ? 1 : 0,
+    r: s.reverse ? 1 : 0,
+    a: s.after ? s.after.toString('base64') : null,
+    d: s.done ? 1 : 0,
   };
   const payload = Buffer.from(JSON.stringify(wire), 'utf8').toString('base64url');
   return `${payload}.${checksum(payload)}`;
@@ -94,8 +115,16 @@ export function decodeState(token: string, table: string, family: string, entrie
   if (Boolean(w.e) !== entries) throw new InvalidArgumentError(`iterator state (fromState) belongs to a ${w.e ? 'entry' : 'key'} iterator`);
   checkPageSize(w.n);
   return {
-    table, family, entries, maxKeysAtOnce: w.n,
-    prefix: Buffer.from(w.p, 'base64'), from: Buffer.from(w.fr, 'base64'), to: Buffer.from(w.to, 'base64'),
-    toInclusive: w.ti === 1, reverse: w.r === 1, after: w.a === null ? undefined : Buffer.from(w.a, 'base64'), done: w.d === 1,
+    table,
+    family,
+    entries,
+    maxKeysAtOnce: w.n,
+    prefix: Buffer.from(w.p, 'base64'),
+    from: Buffer.from(w.fr, 'base64'),
+    to: Buffer.from(w.to, 'base64'),
+    toInclusive: w.ti === 1,
+    reverse: w.r === 1,
+    after: w.a === null ? undefined : Buffer.from(w.a, 'base64'),
+    done: w.d === 1,
   };
 }

@@ -7,9 +7,24 @@ import * as grpc from '@grpc/grpc-js';
 import { ERROR_CODE_TRAILER, ERROR_INDEX_TRAILER } from '../../proto/error-codes';
 import type { WireError } from '../../proto/messages';
 import {
-  BadKeyVersionError, InvalidArgumentError, KvtError, KvtErrorContext, NoSuchKeyError, ObjectClosedError, OverloadedError,
-  PermissionDeniedError, ScopeNotFoundError, SegmentStoreHoldsDataError, SegmentStoreLiveError, SegmentStoreNotFoundError,
-  SegmentStoreRemovedError, ServiceError, TableNotActiveError, TableNotFoundError, UnauthenticatedError, UnavailableError,
+  BadKeyVersionError,
+  InvalidArgumentError,
+  KvtError,
+  KvtErrorContext,
+  NoSuchKeyError,
+  ObjectClosedError,
+  OverloadedError,
+  PermissionDeniedError,
+  ScopeNotFoundError,
+  SegmentStoreHoldsDataError,
+  SegmentStoreLiveError,
+  SegmentStoreNotFoundError,
+  SegmentStoreRemovedError,
+  ServiceError,
+  TableNotActiveError,
+  TableNotFoundError,
+  UnauthenticatedError,
+  UnavailableError,
 } from '../errors';
 import { isRefusedUnrun } from './retry';
 

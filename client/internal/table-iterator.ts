@@ -22,9 +22,17 @@ export interface Page<T> {
 
 function requestOf(s: IteratorState, segmentId: string, maxItems: number): IterateRequest {
   return {
-    segmentId, family: s.family, includeValues: s.entries, maxItems,
-    prefix: s.prefix, from: s.from, to: s.to, toInclusive: s.toInclusive, reverse: s.reverse,
-    hasAfter: s.after !== undefined, after: s.after ?? Buffer.alloc(0),
+    segmentId,
+    family: s.family,
+    includeValues: s.entries,
+    maxItems,
+    prefix: s.prefix,
+    from: s.from,
+    to: s.to,
+    toInclusive: s.toInclusive,
+    reverse: s.reverse,
+    hasAfter: s.after !== undefined,
+    after: s.after ?? Buffer.alloc(0),
   };
 }
 
@@ -32,12 +40,7 @@ function requestOf(s: IteratorState, segmentId: string, maxItems: number): Itera
  * Yields the filled pages of an iteration from `state` on (mutating it as it goes); `builder` gives,
  * for the segment an answer came from, what turns each of its entries into an item.
  */
-export async function* iteratePages<T>(
-  transport: TableTransport,
-  pick: (t: RoutingTable) => Route,
-  state: IteratorState,
-  builder: (segmentId: string) => PageItemBuilder<T>,
-): AsyncGenerator<Page<T>> {
+export async function* iteratePages<T>(transport: TableTransport, pick: (t: RoutingTable) => Route, state: IteratorState, builder: (segmentId: string) => PageItemBuilder<T>): AsyncGenerator<Page<T>> {
   while (!state.done) {
     let items: T[] = [];
     let bytes = 0;

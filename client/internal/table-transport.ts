@@ -85,24 +85,28 @@ export class TableTransport {
   async routingTable(fresh = false): Promise<RoutingTable> {
     if (fresh) await beforeDeadline(this.routing.refresh(), Date.now() + this.settings.timeoutMs, this.tableName).catch(() => undefined);
     let table: RoutingTable | undefined;
-    await this.withRetries((t) => {
-      table = t;
-      return t.allRoutes()[0];
-    }, async () => undefined, { read: true });
+    await this.withRetries(
+      (t) => {
+        table = t;
+        return t.allRoutes()[0];
+      },
+      async () => undefined,
+      { read: true },
+    );
     return table!;
   }
 
   /** Sends one Update or Get sub-request for the partition `pick` selects; resolves its successful sub-response. */
-  execute(
-    pick: (t: RoutingTable) => Route,
-    build: (segmentId: string) => ClientSubRequest,
-    policy: RequestPolicy,
-  ): Promise<{ response: SubResponse; segmentId: string }> {
-    return this.withRetries(pick, async (route, deadline) => {
-      const response = await this.coalescer.submit(route.address, build(route.segmentId), deadline);
-      if (response.error) throw new SubError(response.error);
-      return { response, segmentId: route.segmentId };
-    }, policy);
+  execute(pick: (t: RoutingTable) => Route, build: (segmentId: string) => ClientSubRequest, policy: RequestPolicy): Promise<{ response: SubResponse; segmentId: string }> {
+    return this.withRetries(
+      pick,
+      async (route, deadline) => {
+        const response = await this.coalescer.submit(route.address, build(route.segmentId), deadline);
+        if (response.error) throw new SubError(response.error);
+        return { response, segmentId: route.segmentId };
+      },
+      policy,
+    );
   }
 
   /**
@@ -116,21 +120,25 @@ export class TableTransport {
     build: (segmentId: string) => M extends 'Iterate' ? IterateRequestInput : ScanRequestInput,
   ): Promise<{ response: M extends 'Iterate' ? Buffer : ScanResponse; route: Route }> {
     type Res = M extends 'Iterate' ? Buffer : ScanResponse;
-    return this.withRetries(pick, async (route, deadline) => {
-      const streams = this.coalescer.streams;
-      if (method === 'Iterate' && streams) {
-        try {
-          const page = await streams.iterate(route.address, build(route.segmentId) as IterateRequestInput, deadline);
-          return { response: page as Res, route };
-        } catch (err) {
-          // A page's own error arrives as a wire error, as a failed sub-request's does.
-          throw isWire(err) ? new SubError(err) : err;
+    return this.withRetries(
+      pick,
+      async (route, deadline) => {
+        const streams = this.coalescer.streams;
+        if (method === 'Iterate' && streams) {
+          try {
+            const page = await streams.iterate(route.address, build(route.segmentId) as IterateRequestInput, deadline);
+            return { response: page as Res, route };
+          } catch (err) {
+            // A page's own error arrives as a wire error, as a failed sub-request's does.
+            throw isWire(err) ? new SubError(err) : err;
+          }
         }
-      }
-      const store = this.connections.store(route.address);
-      const response = await callUnary<unknown, Res>(store, method, build(route.segmentId), deadline);
-      return { response, route };
-    }, { read: true });
+        const store = this.connections.store(route.address);
+        const response = await callUnary<unknown, Res>(store, method, build(route.segmentId), deadline);
+        return { response, route };
+      },
+      { read: true },
+    );
   }
 
   private async withRetries<T>(pick: (t: RoutingTable) => Route, attempt: (route: Route, deadline: number) => Promise<T>, policy: RequestPolicy): Promise<T> {
@@ -203,7 +211,10 @@ function finalError(cause: unknown, site: ErrorSite, unknown: boolean): KvtError
   }
   if (!unknown) return typed;
   return new UnavailableError(`the call to the segment store failed after the update was sent, so it may have been applied: ${typed.message}`, {
-    cause, table: site.table, segment: site.segment, maybeApplied: true,
+    cause,
+    table: site.table,
+    segment: site.segment,
+    maybeApplied: true,
   });
 }
 

@@ -4,8 +4,15 @@
  * maximum is 2048"). The segment store checks the same limits again.
  */
 import {
-  MAX_BATCH_BYTES, MAX_BATCH_ITEMS, MAX_ITERATOR_PAGE_ITEMS, MAX_KEY_FAMILY_LENGTH, MAX_KEY_LENGTH, MAX_PARTITION_COUNT, MAX_STORE_ID_LENGTH,
-  MAX_VALUE_LENGTH, MIN_PARTITION_COUNT,
+  MAX_BATCH_BYTES,
+  MAX_BATCH_ITEMS,
+  MAX_ITERATOR_PAGE_ITEMS,
+  MAX_KEY_FAMILY_LENGTH,
+  MAX_KEY_LENGTH,
+  MAX_PARTITION_COUNT,
+  MAX_STORE_ID_LENGTH,
+  MAX_VALUE_LENGTH,
+  MIN_PARTITION_COUNT,
 } from '../../proto/limits';
 import { InvalidArgumentError } from '../errors';
 import { Version } from '../version';

@@ -79,9 +79,17 @@ const blen = (b: Uint8Array | undefined): number => (b && b.length ? fieldSize(b
 
 function modificationSize(m: ModificationLike): number {
   const type = enumNumber(MODIFICATION_TYPES, m.type);
-  return (type ? 1 + varintSize(type) : 0) + (m.family ? fieldSize(strLen(m.family)) : 0) + blen(m.key) + blen(m.value)
-    + (m.condition ? fieldSize(conditionSize(m.condition)) : 0) + (m.ttlMs ? fieldSize(strLen(m.ttlMs)) : 0)
-    + blen(m.rangeFrom) + blen(m.rangeTo) + blen(m.rangePrefix);
+  return (
+    (type ? 1 + varintSize(type) : 0) +
+    (m.family ? fieldSize(strLen(m.family)) : 0) +
+    blen(m.key) +
+    blen(m.value) +
+    (m.condition ? fieldSize(conditionSize(m.condition)) : 0) +
+    (m.ttlMs ? fieldSize(strLen(m.ttlMs)) : 0) +
+    blen(m.rangeFrom) +
+    blen(m.rangeTo) +
+    blen(m.rangePrefix)
+  );
 }
 
 function writeModification(w: Writer, m: ModificationLike, size: number): void {
@@ -157,7 +165,7 @@ function subRequestSizes(s: SubRequest | ClientSubRequest): SubSizes {
  * Gets merged into one sub-request take a little less than the sum of theirs.
  */
 export function subRequestBytes(sub: ClientSubRequest): number {
-  return fieldSize(sub.update ?? sub.get ? fieldSize(subRequestSizes(sub).member) : 0);
+  return fieldSize((sub.update ?? sub.get) ? fieldSize(subRequestSizes(sub).member) : 0);
 }
 
 /** Bytes one key of a Get takes in an encoded `ExecuteRequest` (family and key with their framing). */
@@ -201,7 +209,7 @@ function sizeExecuteRequest(req: ExecuteRequest | ClientExecuteRequest): SizedRe
   const subs: (SubRequest | ClientSubRequest)[] = req.requests ?? [];
   const sizes = subs.map(subRequestSizes);
   let length = 0;
-  for (let i = 0; i < subs.length; i++) length += fieldSize(subs[i].update ?? subs[i].get ? fieldSize(sizes[i].member) : 0);
+  for (let i = 0; i < subs.length; i++) length += fieldSize((subs[i].update ?? subs[i].get) ? fieldSize(sizes[i].member) : 0);
   return { subs, sizes, length };
 }
 

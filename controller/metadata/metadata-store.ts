@@ -33,16 +33,16 @@ type BatchOp = { type: 'put'; key: string; value: unknown } | { type: 'del'; key
 /** Opening failed because another process (or instance) holds the data directory's lock. */
 export class DataDirInUseError extends Error {
   override readonly name = 'DataDirInUseError';
-  constructor(readonly dataDir: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly dataDir: string,
+    options?: { cause?: unknown },
+  ) {
     super(`data directory ${dataDir} is in use by another controller`, options);
   }
 }
 
 /** Outcome of {@link MetadataStore.createTable}. */
-export type CreateTableOutcome =
-  | { kind: 'created'; table: TableRecord }
-  | { kind: 'exists'; table: TableRecord }
-  | { kind: 'no-scope' };
+export type CreateTableOutcome = { kind: 'created'; table: TableRecord } | { kind: 'exists'; table: TableRecord } | { kind: 'no-scope' };
 
 /** Outcome of {@link MetadataStore.deleteScope}. */
 export type DeleteScopeOutcome = 'deleted' | 'missing' | 'not-empty';
@@ -143,9 +143,7 @@ export class MetadataStore {
 
   /** The tables (any state) with a partition owned by `storeId`, sorted by `scope/table`. */
   tablesOnStore(storeId: string): TableRecord[] {
-    return [...this.tables.values()]
-      .filter((t) => t.partitions.some((p) => p.storeId === storeId))
-      .sort((a, b) => compareNames(tableKey(a.scope, a.table), tableKey(b.scope, b.table)));
+    return [...this.tables.values()].filter((t) => t.partitions.some((p) => p.storeId === storeId)).sort((a, b) => compareNames(tableKey(a.scope, a.table), tableKey(b.scope, b.table)));
   }
 
   getStore(storeId: string): StoreRecord | undefined {

@@ -58,13 +58,16 @@ export function applyStoreRemoval(plan: StoreRemovalPlan, address: string, nextS
  * listing it in `record`: as placed when it held no data yet (a CREATING table, or a replacement not
  * yet in use), else as lost.
  */
-function movePartition(
-  plan: StoreRemovalPlan, t: TableRecord, p: PartitionRecord, newSegmentId: string, record: RemovedStoreRecord,
-): PartitionRecord {
+function movePartition(plan: StoreRemovalPlan, t: TableRecord, p: PartitionRecord, newSegmentId: string, record: RemovedStoreRecord): PartitionRecord {
   const newStoreId = plan.newOwners.get(partitionKey(t.scope, t.table, p.index));
   if (newStoreId === undefined) throw new Error(`the removal of ${plan.storeId} has no new store for ${partitionKey(t.scope, t.table, p.index)}`);
   const replacement: ReplacedPartitionRecord = {
-    scope: t.scope, table: t.table, index: p.index, segmentId: p.segmentId, newSegmentId, newStoreId,
+    scope: t.scope,
+    table: t.table,
+    index: p.index,
+    segmentId: p.segmentId,
+    newSegmentId,
+    newStoreId,
   };
   const partition = { index: p.index, segmentId: newSegmentId, storeId: newStoreId };
   if (t.state === 'CREATING') {

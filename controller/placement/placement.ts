@@ -12,11 +12,7 @@
  * @returns `owners[i]` is the store id of partition i
  * @throws Error when `liveStoreIds` is empty
  */
-export function placePartitions(
-  partitionCount: number,
-  liveStoreIds: readonly string[],
-  currentLoad: ReadonlyMap<string, number> = new Map(),
-): string[] {
+export function placePartitions(partitionCount: number, liveStoreIds: readonly string[], currentLoad: ReadonlyMap<string, number> = new Map()): string[] {
   if (liveStoreIds.length === 0) throw new Error('cannot place partitions: no live segment store');
   const load = new Map<string, number>();
   for (const id of new Set(liveStoreIds)) load.set(id, currentLoad.get(id) ?? 0);

@@ -13,15 +13,7 @@ import { hashRange, TableRecord, tableKey } from '../metadata/records';
 import type { StoreRegistry } from './store-registry';
 import type { StoreRemoval } from './store-removal';
 import type { TableOperations } from './table-operations';
-import {
-  decodeContinuationToken,
-  effectiveListLimit,
-  encodeContinuationToken,
-  validateName,
-  validatePartitionCount,
-  validateStoreId,
-  validateStoreIdentity,
-} from './validation';
+import { decodeContinuationToken, effectiveListLimit, encodeContinuationToken, validateName, validatePartitionCount, validateStoreId, validateStoreIdentity } from './validation';
 
 /** What the handlers work with. */
 export interface ControllerServiceDeps {
@@ -40,7 +32,14 @@ export interface ControllerServiceDeps {
  * and the segment stores' own registration and heartbeats. The rest accept the data token too.
  */
 export const CONTROLLER_ADMIN_METHODS: ReadonlySet<string> = new Set([
-  'CreateScope', 'DeleteScope', 'CreateTable', 'UpdateTable', 'DeleteTable', 'RegisterSegmentStore', 'Heartbeat', 'RemoveSegmentStore',
+  'CreateScope',
+  'DeleteScope',
+  'CreateTable',
+  'UpdateTable',
+  'DeleteTable',
+  'RegisterSegmentStore',
+  'Heartbeat',
+  'RemoveSegmentStore',
 ]);
 
 /** The handler map for `server.addService(controllerService(), …)`. */
@@ -109,8 +108,7 @@ class Handlers {
     // Nothing is mutable yet: the only configuration, partitionCount, is fixed at creation.
     if (req.config && req.config.partitionCount !== record.partitionCount) {
       throw invalidArgument(
-        `partitionCount cannot change: table ${tableKey(record.scope, record.table)} has ${record.partitionCount} partitions; ` +
-          `the update asks for ${req.config.partitionCount}`,
+        `partitionCount cannot change: table ${tableKey(record.scope, record.table)} has ${record.partitionCount} partitions; ` + `the update asks for ${req.config.partitionCount}`,
       );
     }
     return tableInfo(record);

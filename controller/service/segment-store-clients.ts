@@ -23,7 +23,10 @@ export class SegmentStoreClients {
   private readonly credentials: grpc.ChannelCredentials;
   private readonly clientOptions: grpc.ClientOptions;
 
-  constructor(private readonly callTimeoutMs: number, security: StoreClientSecurity = {}) {
+  constructor(
+    private readonly callTimeoutMs: number,
+    security: StoreClientSecurity = {},
+  ) {
     this.credentials = security.credentials ?? grpc.credentials.createInsecure();
     this.clientOptions = withBearerToken(GRPC_CHANNEL_OPTIONS, security.token);
   }

@@ -50,10 +50,7 @@ export class SegmentWork {
     });
   }
 
-  private async forEach(
-    partitions: readonly PartitionRecord[],
-    call: (p: PartitionRecord, address: string) => Promise<void>,
-  ): Promise<SegmentFailure[]> {
+  private async forEach(partitions: readonly PartitionRecord[], call: (p: PartitionRecord, address: string) => Promise<void>): Promise<SegmentFailure[]> {
     const failures: SegmentFailure[] = [];
     const queue = [...partitions];
     const worker = async () => {

@@ -93,8 +93,7 @@ export class StoreRegistry {
     if (this.meta.getRemovedStore(storeId)) {
       throw new KvtFault(
         ErrorCodes.SEGMENT_STORE_REMOVED,
-        `segment store ${storeId} was removed from the cluster; its data directory holds segments no table uses any more: ` +
-          'wipe it and start the store again to join as a new store',
+        `segment store ${storeId} was removed from the cluster; its data directory holds segments no table uses any more: ` + 'wipe it and start the store again to join as a new store',
       );
     }
     if (this.removing.has(storeId)) throw new KvtFault(ErrorCodes.UNAVAILABLE, `segment store ${storeId} is being removed from the cluster`);
@@ -175,7 +174,10 @@ export class StoreRegistry {
 
   /** Ids of the live stores, sorted. */
   liveStoreIds(): string[] {
-    return this.meta.listStores().map((s) => s.storeId).filter((id) => this.isLive(id));
+    return this.meta
+      .listStores()
+      .map((s) => s.storeId)
+      .filter((id) => this.isLive(id));
   }
 
   /**

@@ -55,7 +55,11 @@ export class StoreRemoval {
       if (earlier) return report(earlier, false, await this.finishTables(earlier));
       const record = await this.write(storeId, force);
       this.logger.warn('segment store removed', {
-        storeId, address: record.address, lostPartitions: record.lost.length, placedPartitions: record.placed.length, deletingTables: record.deleting.length,
+        storeId,
+        address: record.address,
+        lostPartitions: record.lost.length,
+        placedPartitions: record.placed.length,
+        deletingTables: record.deleting.length,
       });
       return report(record, true, await this.finishTables(record));
     });
@@ -95,7 +99,11 @@ export class StoreRemoval {
     const on = (t: TableRecord) => t.partitions.filter((p) => p.storeId === storeId);
     // A replacement segment not yet in use holds nothing.
     const holding = basis.filter((t) => t.state === 'ACTIVE' && on(t).some((p) => !p.replaces));
-    if (holding.length > 0 && !force) throw holdsData(storeId, holding.map((t) => ({ table: t, partitions: on(t).filter((p) => !p.replaces) })));
+    if (holding.length > 0 && !force)
+      throw holdsData(
+        storeId,
+        holding.map((t) => ({ table: t, partitions: on(t).filter((p) => !p.replaces) })),
+      );
     const moving = basis.filter((t) => t.state !== 'DELETING').flatMap((t) => on(t).map((p) => partitionKey(t.scope, t.table, p.index)));
     const live = this.registry.placeableStoreIds().filter((id) => id !== storeId);
     if (moving.length > 0 && live.length === 0) {
@@ -110,12 +118,14 @@ export class StoreRemoval {
     const tables = new Map<string, TableName>();
     for (const t of [...record.lost, ...record.placed, ...record.deleting]) tables.set(tableKey(t.scope, t.table), { scope: t.scope, table: t.table });
     const deadline = this.clock() + this.options.createWaitMs;
-    const finished = await Promise.all([...tables.values()].map((t) =>
-      this.ops.finish(t.scope, t.table, deadline).catch((err: unknown) => {
-        this.logger.error('finishing a table after a store removal failed', { storeId: record.storeId, scope: t.scope, table: t.table, err });
-        return false;
-      }),
-    ));
+    const finished = await Promise.all(
+      [...tables.values()].map((t) =>
+        this.ops.finish(t.scope, t.table, deadline).catch((err: unknown) => {
+          this.logger.error('finishing a table after a store removal failed', { storeId: record.storeId, scope: t.scope, table: t.table, err });
+          return false;
+        }),
+      ),
+    );
     return [...tables.values()].filter((_, i) => !finished[i]);
   }
 }
@@ -136,7 +146,12 @@ function holdsData(storeId: string, holding: Array<{ table: TableRecord; partiti
 
 function report(record: RemovedStoreRecord, removed: boolean, unfinishedTables: TableName[]): RemoveSegmentStoreResponse {
   const partition = (p: ReplacedPartitionRecord): ReplacedPartition => ({
-    scope: p.scope, table: p.table, partition: p.index, segmentId: p.segmentId, newSegmentId: p.newSegmentId, newStoreId: p.newStoreId,
+    scope: p.scope,
+    table: p.table,
+    partition: p.index,
+    segmentId: p.segmentId,
+    newSegmentId: p.newSegmentId,
+    newStoreId: p.newStoreId,
   });
   return {
     removed,

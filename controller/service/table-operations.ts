@@ -80,10 +80,7 @@ export class TableOperations {
         return this.finishCreate(existing, waitUntil);
       }
       if (!(await this.registry.waitForPlaceableStore(waitUntil, () => this.stopping))) {
-        throw new KvtFault(
-          ErrorCodes.UNAVAILABLE,
-          `no live segment store within ${this.options.createWaitMs} ms; table ${tableKey(scope, table)} was not created`,
-        );
+        throw new KvtFault(ErrorCodes.UNAVAILABLE, `no live segment store within ${this.options.createWaitMs} ms; table ${tableKey(scope, table)} was not created`);
       }
       const owners = placePartitions(partitionCount, this.registry.placeableStoreIds(), this.meta.segmentCountsByStore());
       const outcome = await this.meta.createTable({ scope, table, owners, nowMs: this.clock() });

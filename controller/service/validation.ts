@@ -22,9 +22,7 @@ export function validateName(field: 'scope' | 'table', value: string): void {
   if (NAME_PATTERN.test(value)) return;
   if (value.length === 0) throw invalidArgument(`${field} name is empty; it must be 1 to ${MAX_NAME_LENGTH} characters`);
   if (value.length > MAX_NAME_LENGTH) throw invalidArgument(`${field} name is ${value.length} characters; the maximum is ${MAX_NAME_LENGTH}`);
-  throw invalidArgument(
-    `${field} name ${JSON.stringify(value)} is invalid: it may contain only letters, digits, '.' and '-' ([A-Za-z0-9.-]{1,${MAX_NAME_LENGTH}})`,
-  );
+  throw invalidArgument(`${field} name ${JSON.stringify(value)} is invalid: it may contain only letters, digits, '.' and '-' ([A-Za-z0-9.-]{1,${MAX_NAME_LENGTH}})`);
 }
 
 /**

@@ -92,7 +92,10 @@ class AnswerHold {
 
 /** A bounded call whose answer is held in the budget from its encoding until written out, or the call ends. */
 class AnswerHoldingCall extends grpc.ServerInterceptingCall {
-  constructor(next: grpc.ServerInterceptingCallInterface, private readonly hold: AnswerHold) {
+  constructor(
+    next: grpc.ServerInterceptingCallInterface,
+    private readonly hold: AnswerHold,
+  ) {
     // grpc-js tells the listener's onCancel when the call ends, answered or not.
     super(next, { start: (start) => start({ onCancel: hold.giveBack }) });
   }

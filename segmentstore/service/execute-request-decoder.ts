@@ -106,9 +106,7 @@ function decodeModification(r: Reader, strings: Strings): WireModification {
 }
 
 /** UpdateRequest (repeated field 2 of Modification) or GetRequest (repeated field 2 of KeyRef). */
-function decodeSegmentRequest(
-  r: Reader, item: (r: Reader, strings: Strings) => object, listName: 'modifications' | 'keys', strings: Strings,
-): Record<string, unknown> {
+function decodeSegmentRequest(r: Reader, item: (r: Reader, strings: Strings) => object, listName: 'modifications' | 'keys', strings: Strings): Record<string, unknown> {
   const list: object[] = [];
   let segmentId = '';
   while (r.more()) {

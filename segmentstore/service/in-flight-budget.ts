@@ -28,7 +28,10 @@ export class InFlightBudget {
    * @param limitBytes the bound
    * @param onRefused told of every refusal (the server logs them, rate-limited)
    */
-  constructor(readonly limitBytes: number, private readonly onRefused: (what: string, bytes: number) => void = () => undefined) {}
+  constructor(
+    readonly limitBytes: number,
+    private readonly onRefused: (what: string, bytes: number) => void = () => undefined,
+  ) {}
 
   /** Takes `bytes` for a request of kind `what`, or returns the fault to refuse it with (nothing taken). */
   acquire(bytes: number, what: string): KvtFault | undefined {

@@ -63,10 +63,16 @@ export function execute(engine: SegmentEngine, req: ExecuteRequest, budget = get
     subs.map((sub, i): Promise<SubResponse> => {
       const kind = subRequestKind(sub);
       if (kind === 'update') {
-        return update(sub.update!).then((res) => ({ update: updateResponse(res) }), (err) => errorResponse(err, sub.update!.segmentId));
+        return update(sub.update!).then(
+          (res) => ({ update: updateResponse(res) }),
+          (err) => errorResponse(err, sub.update!.segmentId),
+        );
       }
       if (kind === 'get') {
-        return engine.get(sub.get!, budget).then((res) => ({ get: res }), (err) => errorResponse(err, sub.get!.segmentId));
+        return engine.get(sub.get!, budget).then(
+          (res) => ({ get: res }),
+          (err) => errorResponse(err, sub.get!.segmentId),
+        );
       }
       return Promise.resolve(errorResponse(invalidArgument(`requests[${i}] holds neither update nor get`), undefined));
     }),
@@ -84,37 +90,50 @@ export function segmentStoreDefinition(): grpc.ServiceDefinition {
 /** The server interceptor that holds the answers of the unary data calls in `budget` until they are written (bounded-calls.ts). */
 export function answerHolding(budget: InFlightBudget): grpc.ServerInterceptor {
   const service = segmentStoreService();
-  return holdingAnswers(budget, BOUNDED_METHODS.map((method) => service[method].path));
+  return holdingAnswers(
+    budget,
+    BOUNDED_METHODS.map((method) => service[method].path),
+  );
 }
 
 /** The `ExecuteStream` handler's state for `engine` (the store ends its streams on stop). */
 export function executeStreams(engine: SegmentEngine, log: Logger, budget?: InFlightBudget): ExecuteStreams {
   return new ExecuteStreams(
-    (req, caps) => execute(engine, req, caps), (req) => iterateForWire(engine, req), (err) => log.error('internal error', { err }), budget,
+    (req, caps) => execute(engine, req, caps),
+    (req) => iterateForWire(engine, req),
+    (err) => log.error('internal error', { err }),
+    budget,
   );
 }
 
 /** The handlers object to pass to `server.addService(segmentStoreDefinition(), …)`. */
-export function segmentStoreHandlers(
-  engine: SegmentEngine, log: Logger, streams: ExecuteStreams, budget = new InFlightBudget(Infinity),
-): grpc.UntypedServiceImplementation {
+export function segmentStoreHandlers(engine: SegmentEngine, log: Logger, streams: ExecuteStreams, budget = new InFlightBudget(Infinity)): grpc.UntypedServiceImplementation {
   const onInternal = (err: unknown) => log.error('internal error', { err });
   return {
-    CreateSegment: unary<CreateSegmentRequest, CreateSegmentResponse>(
-      async (req) => ({ created: await engine.createSegment(req.segmentId, req.table) }),
-      onInternal,
-    ),
-    DeleteSegment: unary<DeleteSegmentRequest, DeleteSegmentResponse>(
-      async (req) => ({ deleted: await engine.deleteSegment(req.segmentId) }),
-      onInternal,
-    ),
+    CreateSegment: unary<CreateSegmentRequest, CreateSegmentResponse>(async (req) => ({ created: await engine.createSegment(req.segmentId, req.table) }), onInternal),
+    DeleteSegment: unary<DeleteSegmentRequest, DeleteSegmentResponse>(async (req) => ({ deleted: await engine.deleteSegment(req.segmentId) }), onInternal),
     GetSegmentInfo: unary((req: GetSegmentInfoRequest) => engine.segmentInfo(req.segmentId), onInternal),
     ListSegments: unary(async (): Promise<ListSegmentsResponse> => ({ segments: await engine.listSegments() }), onInternal),
-    Update: unary(bounded(budget, 'Update', (req: UpdateRequest) => engine.update(req).then(updateResponse)), onInternal),
-    Get: unary(bounded(budget, 'Get', (req: GetRequest) => engine.get(req)), onInternal),
-    Iterate: unary(bounded(budget, 'Iterate', (req: IterateRequest) => iterateForWire(engine, req)), onInternal),
-    Scan: unary(bounded(budget, 'Scan', (req: ScanRequest) => engine.scan(req)), onInternal),
-    Execute: unary(bounded(budget, 'Execute', (req: ExecuteRequest) => execute(engine, req)), onInternal),
+    Update: unary(
+      bounded(budget, 'Update', (req: UpdateRequest) => engine.update(req).then(updateResponse)),
+      onInternal,
+    ),
+    Get: unary(
+      bounded(budget, 'Get', (req: GetRequest) => engine.get(req)),
+      onInternal,
+    ),
+    Iterate: unary(
+      bounded(budget, 'Iterate', (req: IterateRequest) => iterateForWire(engine, req)),
+      onInternal,
+    ),
+    Scan: unary(
+      bounded(budget, 'Scan', (req: ScanRequest) => engine.scan(req)),
+      onInternal,
+    ),
+    Execute: unary(
+      bounded(budget, 'Execute', (req: ExecuteRequest) => execute(engine, req)),
+      onInternal,
+    ),
     ExecuteStream: streams.handler,
   };
 }

@@ -72,7 +72,12 @@ class Writer {
   }
 }
 
-interface EntryLike { found?: boolean; key?: Uint8Array; value?: Uint8Array; sequence?: string }
+interface EntryLike {
+  found?: boolean;
+  key?: Uint8Array;
+  value?: Uint8Array;
+  sequence?: string;
+}
 
 /** Payload size of an Entry; `seqLen` is the UTF-8 length of its sequence. Default values are omitted. */
 function entrySize(e: EntryLike, seqLen: number): number {
@@ -115,8 +120,12 @@ type SubResponseLike = ExecuteResponse['responses'][number];
 function memberSize(s: SubResponseLike): number {
   if (s.error) {
     const e = s.error;
-    return (e.code ? fieldSize(Buffer.byteLength(e.code)) : 0) + (e.message ? fieldSize(Buffer.byteLength(e.message)) : 0)
-      + (e.index ? 1 + varintSize(e.index) : 0) + (e.segmentId ? fieldSize(Buffer.byteLength(e.segmentId)) : 0);
+    return (
+      (e.code ? fieldSize(Buffer.byteLength(e.code)) : 0) +
+      (e.message ? fieldSize(Buffer.byteLength(e.message)) : 0) +
+      (e.index ? 1 + varintSize(e.index) : 0) +
+      (e.segmentId ? fieldSize(Buffer.byteLength(e.segmentId)) : 0)
+    );
   }
   let n = 0;
   if (s.get) for (const e of s.get.entries ?? []) n += fieldSize(entrySize(e, e.sequence ? Buffer.byteLength(e.sequence) : 0));

@@ -14,7 +14,10 @@ import { StoreClock } from './segments/store-clock';
 export class StorageLockedError extends Error {
   override readonly name = 'StorageLockedError';
   readonly code = 'LEVEL_LOCKED';
-  constructor(readonly location: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly location: string,
+    options?: { cause?: unknown },
+  ) {
     super(`${location} is in use by another process`, options);
   }
 }

@@ -87,7 +87,13 @@ export class SegmentEngine {
   ) {
     this.storeClock = storeClock;
     const clock = this.storeClock.now;
-    this.applier = new LogApplier(db, log, options, (batches) => this.committer.applied(batches), (err) => this.committer.fail(err));
+    this.applier = new LogApplier(
+      db,
+      log,
+      options,
+      (batches) => this.committer.applied(batches),
+      (err) => this.committer.fail(err),
+    );
     this.committer = new GroupCommitter(this.applier, this.overlay, options.maxFlushOps, options.maxHoldMs);
     this.catalog = new SegmentCatalog(db, async (seg) => {
       await this.settled(seg);
@@ -106,7 +112,15 @@ export class SegmentEngine {
       options.onStorageFailure?.(err);
     };
     const onError = options.onBackgroundError ?? (() => undefined);
-    this.sweeper = new ExpirySweeper(db, this.overlay, this.committer, this.storeClock, options.expirySweepBatchSize ?? 1000, (err) => onError(err, 'expiry sweep'), (segmentId, family, items) => this.expireInFamily(segmentId, family, items));
+    this.sweeper = new ExpirySweeper(
+      db,
+      this.overlay,
+      this.committer,
+      this.storeClock,
+      options.expirySweepBatchSize ?? 1000,
+      (err) => onError(err, 'expiry sweep'),
+      (segmentId, family, items) => this.expireInFamily(segmentId, family, items),
+    );
   }
 
   /**
@@ -330,7 +344,10 @@ export class SegmentEngine {
       staged = run();
       if (!(staged instanceof Promise)) return staged;
     }
-    const tail = (staged as Promise<T>).then(() => undefined, () => undefined);
+    const tail = (staged as Promise<T>).then(
+      () => undefined,
+      () => undefined,
+    );
     seg.stagingTail = tail;
     void tail.then(() => {
       if (seg.stagingTail === tail) seg.stagingTail = undefined;

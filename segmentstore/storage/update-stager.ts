@@ -123,12 +123,7 @@ export function storageKeys(seg: SegmentState, mods: readonly CheckedModificatio
 }
 
 /** Reads what the checks need; the caller holds an overlay read registration around this and staging. */
-export async function readForUpdate(
-  ctx: StageContext,
-  seg: SegmentState,
-  mods: readonly CheckedModification[],
-  { keys }: UpdateKeys,
-): Promise<ReadState> {
+export async function readForUpdate(ctx: StageContext, seg: SegmentState, mods: readonly CheckedModification[], { keys }: UpdateKeys): Promise<ReadState> {
   const checked: Buffer[] = [];
   const slots: number[] = [];
   const ranges: Buffer[][] = [];

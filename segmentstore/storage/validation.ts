@@ -145,10 +145,7 @@ export function checkKey(family: unknown, keyLength: number, list: string, index
   }
   if (!allowEmptyKey && keyLength === 0) throw invalidArgument(`${dotted(list, index)}key is empty`, index);
   if (famBytes + keyLength > MAX_KEY_LENGTH) {
-    throw invalidArgument(
-      `${list === '' ? '' : fieldName(list, index) + ': '}family + key is ${famBytes + keyLength} bytes; the maximum is ${MAX_KEY_LENGTH}`,
-      index,
-    );
+    throw invalidArgument(`${list === '' ? '' : fieldName(list, index) + ': '}family + key is ${famBytes + keyLength} bytes; the maximum is ${MAX_KEY_LENGTH}`, index);
   }
   return fam;
 }
@@ -233,10 +230,21 @@ function checkModification(mod: ModificationInput, i: number): CheckedModificati
   }
   const c = checkCondition(mod, t, i);
   return new CheckedModification(
-    t, family, keySource, keyStart, keyEnd, valueSource, valueStart, valueEnd,
-    c.condition, c.conditionSegmentId, c.conditionSequence,
+    t,
+    family,
+    keySource,
+    keyStart,
+    keyEnd,
+    valueSource,
+    valueStart,
+    valueEnd,
+    c.condition,
+    c.conditionSegmentId,
+    c.conditionSequence,
     hasValue ? checkTtl(mod.ttlMs, i) : 0,
-    asBuffer(mod.rangeFrom), asBuffer(mod.rangeTo), asBuffer(mod.rangePrefix),
+    asBuffer(mod.rangeFrom),
+    asBuffer(mod.rangeTo),
+    asBuffer(mod.rangePrefix),
   );
 }
 

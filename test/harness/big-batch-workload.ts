@@ -64,7 +64,12 @@ export class BigBatchClient extends WorkloadClient {
   private putAllKeys(family: string): Promise<void> {
     this.shapes.putAll++;
     const entries = this.keys.familyKeys.map((k) => [k, this.value(k)] as const);
-    return this.update(family, 'putAll', entries.map(([key, value]) => ({ type: 'put', key, value })), () => this.table.putAll(family, entries));
+    return this.update(
+      family,
+      'putAll',
+      entries.map(([key, value]) => ({ type: 'put', key, value })),
+      () => this.table.putAll(family, entries),
+    );
   }
 
   /**

@@ -24,7 +24,7 @@ import { FamilyModel, keyName, ModelOp } from './engine-model';
  */
 export async function storedChunkLowers(engine: SegmentEngine, segmentId: string, family: string): Promise<string[]> {
   const db = (engine as unknown as { db?: ClassicLevel<Buffer, Buffer> }).db;
-  if (!db || typeof db.keys !== 'function') throw new Error('the chunk-aimed workload reads the engine\'s LevelDB (SegmentEngine.db), which is gone');
+  if (!db || typeof db.keys !== 'function') throw new Error("the chunk-aimed workload reads the engine's LevelDB (SegmentEngine.db), which is gone");
   const prefix = familyPrefix(segmentDataPrefix(encodeSegmentId(segmentId)), family);
   const keys = await db.keys({ gte: prefix, lt: prefixSuccessor(prefix), keyEncoding: 'buffer' }).all();
   return keys.map((k) => k.toString('latin1', prefix.length));
@@ -94,7 +94,8 @@ export function aimedUpdate(rand: () => number, family: FamilyModel, lowers: rea
       kind: 'chunks by a range',
       shape: `whole chunks ${i}…${toEnd ? 'end' : j - 1} of ${n} by a range`,
       ops: [{ kind: 'RANGE', range: { prefix: '', from: lowers[i] ?? '', to: toEnd ? '' : lowers[j] } }],
-      from: lowerNumber(i), to: toEnd ? keySpace - 1 : lowerNumber(j) - 1,
+      from: lowerNumber(i),
+      to: toEnd ? keySpace - 1 : lowerNumber(j) - 1,
     };
   }
   if (x < 0.45) {
@@ -111,7 +112,13 @@ export function aimedUpdate(rand: () => number, family: FamilyModel, lowers: rea
     const b = lowerNumber(i + 1);
     const from = rand() < 0.5 ? a : Math.max(0, a - 1 - Math.floor(rand() * Math.max(1, a - lowerNumber(i - 1))));
     const to = Math.min(keySpace, b > a + 1 ? a + 1 + Math.floor(rand() * (b - a)) : b + 1);
-    return { kind: 'range at a boundary', shape: `range ${keyName(from)}…${keyName(to)} at chunk ${i}'s boundary ${lowers[i] || '(first)'}`, ops: [{ kind: 'RANGE', range: { prefix: '', from: keyName(from), to: keyName(to) } }], from, to: to - 1 };
+    return {
+      kind: 'range at a boundary',
+      shape: `range ${keyName(from)}…${keyName(to)} at chunk ${i}'s boundary ${lowers[i] || '(first)'}`,
+      ops: [{ kind: 'RANGE', range: { prefix: '', from: keyName(from), to: keyName(to) } }],
+      from,
+      to: to - 1,
+    };
   }
   if (x < 0.85) {
     // A run of consecutive keys from inside chunk i, more bytes than a chunk holds: it splits.

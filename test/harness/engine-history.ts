@@ -60,7 +60,10 @@ export class FamilyChain {
   private readonly labels: string[] = [];
   private readonly views = new Map<FamilyModel, StateView>();
 
-  constructor(readonly family: string, initial: FamilyModel) {
+  constructor(
+    readonly family: string,
+    initial: FamilyModel,
+  ) {
     this.states = [initial];
   }
 
@@ -216,7 +219,14 @@ function checkObservation(chains: ReadonlyMap<string, FamilyChain>, o: Observati
   if (!chain) return `family '${o.family}' has no writer`;
   const [lo, hi] = chain.window(t0, t1);
   if (o.kind === 'keys') {
-    for (let k = lo; k <= hi; k++) if (sameList(o.keys.map((key) => entryOf(chain.states[k], key)), o.seen)) return undefined;
+    for (let k = lo; k <= hi; k++)
+      if (
+        sameList(
+          o.keys.map((key) => entryOf(chain.states[k], key)),
+          o.seen,
+        )
+      )
+        return undefined;
     const diffs = o.keys.flatMap((key, i) => {
       const allowed = new Set<string | null>();
       for (let k = lo; k <= hi; k++) allowed.add(entryOf(chain.states[k], key));
@@ -255,7 +265,10 @@ const now = (): number => performance.now();
 
 /** Records a read as it ends; `problems` gets what is wrong with an answer on its own (order). */
 class ReadLog {
-  constructor(readonly reads: TimedRead[], readonly problems: string[]) {}
+  constructor(
+    readonly reads: TimedRead[],
+    readonly problems: string[],
+  ) {}
 
   add(label: string, invokedAt: number, observations: Observation[]): void {
     this.reads.push({ label, invokedAt, completedAt: now(), observations });
@@ -284,11 +297,21 @@ async function iteratePages(engine: SegmentEngine, scope: ReadScope, log: ReadLo
   for (let page = 0; page < 4; page++) {
     const invokedAt = now();
     const res = await engine.iterate({
-      segmentId: scope.segmentId, family, includeValues: true, maxItems, reverse, hasAfter: after !== undefined, ...(after !== undefined ? { after: Buffer.from(after, 'latin1') } : {}),
+      segmentId: scope.segmentId,
+      family,
+      includeValues: true,
+      maxItems,
+      reverse,
+      hasAfter: after !== undefined,
+      ...(after !== undefined ? { after: Buffer.from(after, 'latin1') } : {}),
     });
     const items = res.items.map((e) => [latin1(e.key), `${latin1(e.key)}=${entryString(latin1(e.value), e.sequence)}`] as const);
     const what = `${label} iterate '${family}' ${reverse ? 'reverse' : 'forward'} page ${page} after ${after ?? '(start)'}`;
-    log.ordered(what, items.map(([k]) => k), reverse);
+    log.ordered(
+      what,
+      items.map(([k]) => k),
+      reverse,
+    );
     const last = !res.done && items.length > 0 ? items[items.length - 1][0] : undefined;
     const start = after === undefined ? undefined : { key: after, inclusive: false };
     const end = last === undefined ? undefined : { key: last, inclusive: true };
@@ -323,7 +346,11 @@ async function getKeys(engine: SegmentEngine, scope: ReadScope, log: ReadLog, ra
     o.keys.push(k);
     o.seen.push(e?.found ? entryString(latin1(e.value), e.sequence) : null);
   });
-  log.add(`${label} get of ${list.length} keys`, invokedAt, [...byFamily].map(([f, o]): Observation => ({ kind: 'keys', family: f, ...o })));
+  log.add(
+    `${label} get of ${list.length} keys`,
+    invokedAt,
+    [...byFamily].map(([f, o]): Observation => ({ kind: 'keys', family: f, ...o })),
+  );
 }
 
 /**
@@ -340,7 +367,11 @@ async function scanPages(engine: SegmentEngine, scope: ReadScope, log: ReadLog, 
     const res = await engine.scan({ segmentId: scope.segmentId, includeValues: true, maxItems, after: position });
     const what = `${label} scan page ${page}`;
     const items = res.items.map((i) => ({ at: [order(i.family), latin1(i.key)] as [number, string], item: `${latin1(i.key)}=${entryString(latin1(i.value), i.sequence)}` }));
-    log.ordered(what, items.map((i) => `${String(i.at[0]).padStart(3, '0')}/${i.at[1]}`), false);
+    log.ordered(
+      what,
+      items.map((i) => `${String(i.at[0]).padStart(3, '0')}/${i.at[1]}`),
+      false,
+    );
     if (items.some((i) => i.at[0] < 0)) log.problems.push(`${what}: an item of a family nobody wrote`);
     const end = !res.done && items.length > 0 ? items[items.length - 1].at : undefined;
     const observations: Observation[] = [];

@@ -77,7 +77,13 @@ export async function checkPointReads(engine: SegmentEngine, scope: CheckScope, 
 /** Point-reads the given keys of one family, single gets and one multi-key get, right after an update. */
 export async function checkKeysRightAfter(engine: SegmentEngine, scope: CheckScope, family: string, keys: readonly string[], label: string): Promise<number> {
   for (const key of keys) await getAndCompare(engine, scope, [[family, key]], label);
-  if (keys.length > 1) await getAndCompare(engine, scope, keys.map((k): [string, string] => [family, k]), label);
+  if (keys.length > 1)
+    await getAndCompare(
+      engine,
+      scope,
+      keys.map((k): [string, string] => [family, k]),
+      label,
+    );
   return keys.length * 2;
 }
 
@@ -93,8 +99,7 @@ export interface IterationBounds {
  * compares the entries with the model's.
  */
 export async function checkIteration(engine: SegmentEngine, scope: CheckScope, family: string, rand: () => number, label: string, bounds: IterationBounds = {}): Promise<number> {
-  const inside = (k: string): boolean =>
-    (bounds.from === undefined || k >= bounds.from) && (bounds.to === undefined || k < bounds.to || (bounds.toInclusive === true && k === bounds.to));
+  const inside = (k: string): boolean => (bounds.from === undefined || k >= bounds.from) && (bounds.to === undefined || k < bounds.to || (bounds.toInclusive === true && k === bounds.to));
   const want = liveEntries(scope.model.families.get(family) ?? new Map(), scope.now)
     .filter(([k]) => inside(k))
     .map(([k, e]) => `${k}=${entryString(e.value, e.sequence)}`);
@@ -126,8 +131,7 @@ function storageOrder(families: readonly string[]): string[] {
 
 /** A paged Scan of the whole segment against the model. */
 export async function checkScan(engine: SegmentEngine, scope: CheckScope, rand: () => number, label: string): Promise<number> {
-  const want = storageOrder(scope.families).flatMap((f) =>
-    liveEntries(scope.model.families.get(f) ?? new Map(), scope.now).map(([k, e]) => `${f}/${k}@${e.sequence}:${e.value.length}`));
+  const want = storageOrder(scope.families).flatMap((f) => liveEntries(scope.model.families.get(f) ?? new Map(), scope.now).map(([k, e]) => `${f}/${k}@${e.sequence}:${e.value.length}`));
   const got: string[] = [];
   let position: Buffer = Buffer.alloc(0);
   for (let page = 0; page < 10_000; page++) {

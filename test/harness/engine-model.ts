@@ -99,9 +99,7 @@ export function applyOps(family: FamilyModel, ops: ModelOp[], now: number, segme
 
 /** The entries of `family` live at `now`, sorted by key (what an iterator returns). */
 export function liveEntries(family: FamilyModel, now: number): [string, ModelEntry][] {
-  return [...family.entries()]
-    .filter(([, e]) => e.expiresAt === 0 || e.expiresAt > now)
-    .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  return [...family.entries()].filter(([, e]) => e.expiresAt === 0 || e.expiresAt > now).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
 }
 
 /** `value head:length@sequence`: the form both sides of a comparison are put in. */
@@ -178,8 +176,7 @@ export function randomUpdate(rand: () => number, family: FamilyModel, spec: Upda
     // A range removal (over several chunks), then maybe a few puts.
     const a = keyBase + Math.floor(rand() * keySpan);
     const b = Math.min(keyBase + keySpan, a + 1 + Math.floor(rand() * keySpan * 0.6));
-    const range: RangeSpec =
-      rand() < 0.2 ? { prefix: keyName(a).slice(0, 4), from: '', to: '' } : { prefix: '', from: rand() < 0.1 ? '' : keyName(a), to: rand() < 0.1 ? '' : keyName(b) };
+    const range: RangeSpec = rand() < 0.2 ? { prefix: keyName(a).slice(0, 4), from: '', to: '' } : { prefix: '', from: rand() < 0.1 ? '' : keyName(a), to: rand() < 0.1 ? '' : keyName(b) };
     if (keySpan !== KEY_SPACE || keyBase !== 0) {
       // Keep within this key window (other writers own the keys around it).
       if (!range.from) range.from = keyName(keyBase);

@@ -39,12 +39,25 @@ export function mutate(input: Buffer, random: () => number): Buffer {
   for (let e = 0; e < edits; e++) {
     const at = Math.floor(random() * (b.length + 1));
     switch (Math.floor(random() * 6)) {
-      case 0: if (b.length) b[at % b.length] ^= 1 << Math.floor(random() * 8); break;
-      case 1: if (b.length) b[at % b.length] = [0x00, 0xff, 0x7f, 0x80, Math.floor(random() * 256)][Math.floor(random() * 5)]; break;
-      case 2: b = Buffer.concat([b.subarray(0, at), randomBytes(random, 8), b.subarray(at)]); break;
-      case 3: b = Buffer.concat([b.subarray(0, at), b.subarray(at + 1 + Math.floor(random() * 4))]); break;
-      case 4: b = b.subarray(0, at); break;
-      default: { const len = 1 + Math.floor(random() * 16); b = Buffer.concat([b.subarray(0, at), b.subarray(at, at + len), b.subarray(at)]); }
+      case 0:
+        if (b.length) b[at % b.length] ^= 1 << Math.floor(random() * 8);
+        break;
+      case 1:
+        if (b.length) b[at % b.length] = [0x00, 0xff, 0x7f, 0x80, Math.floor(random() * 256)][Math.floor(random() * 5)];
+        break;
+      case 2:
+        b = Buffer.concat([b.subarray(0, at), randomBytes(random, 8), b.subarray(at)]);
+        break;
+      case 3:
+        b = Buffer.concat([b.subarray(0, at), b.subarray(at + 1 + Math.floor(random() * 4))]);
+        break;
+      case 4:
+        b = b.subarray(0, at);
+        break;
+      default: {
+        const len = 1 + Math.floor(random() * 16);
+        b = Buffer.concat([b.subarray(0, at), b.subarray(at, at + len), b.subarray(at)]);
+      }
     }
   }
   return b;
@@ -52,8 +65,14 @@ export function mutate(input: Buffer, random: () => number): Buffer {
 
 /** Byte sequences that are not valid UTF-8 (lone continuation, truncated, overlong, surrogate, > U+10FFFF, 0xFF). */
 export const INVALID_UTF8: Buffer[] = [
-  Buffer.from([0x80]), Buffer.from([0xc3]), Buffer.from([0xc0, 0xaf]), Buffer.from([0xed, 0xa0, 0x80]),
-  Buffer.from([0xf4, 0x90, 0x80, 0x80]), Buffer.from([0xff, 0xfe]), Buffer.from([0xe2, 0x82]), Buffer.from([0x61, 0xf8, 0x88, 0x80, 0x80, 0x80]),
+  Buffer.from([0x80]),
+  Buffer.from([0xc3]),
+  Buffer.from([0xc0, 0xaf]),
+  Buffer.from([0xed, 0xa0, 0x80]),
+  Buffer.from([0xf4, 0x90, 0x80, 0x80]),
+  Buffer.from([0xff, 0xfe]),
+  Buffer.from([0xe2, 0x82]),
+  Buffer.from([0x61, 0xf8, 0x88, 0x80, 0x80, 0x80]),
 ];
 
 /**
@@ -91,10 +110,17 @@ export class RawCaller {
   /** Sends `bytes` to `path`; resolves the status (OK included), never rejects. */
   call(path: string, bytes: Buffer, timeoutMs = 15_000): Promise<RawOutcome> {
     return new Promise((resolve) => {
-      this.client.makeUnaryRequest(path, (b: Buffer) => b, (b: Buffer) => b, bytes, { deadline: Date.now() + timeoutMs }, (err) => {
-        if (!err) resolve({ code: grpc.status.OK, details: '' });
-        else resolve({ code: err.code, details: err.details, errorCode: err.metadata?.get('kvt-error-code')?.[0]?.toString() });
-      });
+      this.client.makeUnaryRequest(
+        path,
+        (b: Buffer) => b,
+        (b: Buffer) => b,
+        bytes,
+        { deadline: Date.now() + timeoutMs },
+        (err) => {
+          if (!err) resolve({ code: grpc.status.OK, details: '' });
+          else resolve({ code: err.code, details: err.details, errorCode: err.metadata?.get('kvt-error-code')?.[0]?.toString() });
+        },
+      );
     });
   }
 
@@ -105,7 +131,13 @@ export class RawCaller {
   stream(path: string, messages: Buffer[], timeoutMs = 15_000): Promise<RawOutcome & { answers: Buffer[] }> {
     return new Promise((resolve) => {
       const answers: Buffer[] = [];
-      const call = this.client.makeBidiStreamRequest(path, (b: Buffer) => b, (b: Buffer) => b, new grpc.Metadata(), { deadline: Date.now() + timeoutMs });
+      const call = this.client.makeBidiStreamRequest(
+        path,
+        (b: Buffer) => b,
+        (b: Buffer) => b,
+        new grpc.Metadata(),
+        { deadline: Date.now() + timeoutMs },
+      );
       call.on('data', (b: Buffer) => answers.push(b));
       call.on('error', () => undefined); // reported by 'status'
       call.on('status', (status: grpc.StatusObject) => {

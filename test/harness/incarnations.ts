@@ -113,7 +113,11 @@ export function attribute(history: readonly KvOp[], incarnations: readonly Incar
     if (named.length === 1) {
       const inc = named[0]!;
       if (!overlaps(op, lifetime(inc))) {
-        out.violations.push(`${describe(op)} answered from incarnation ${inc.index}, which existed only in [${lifetime(inc).map((t) => t.toFixed(1)).join('..')}]`);
+        out.violations.push(
+          `${describe(op)} answered from incarnation ${inc.index}, which existed only in [${lifetime(inc)
+            .map((t) => t.toFixed(1))
+            .join('..')}]`,
+        );
         continue;
       }
       place(op, inc);
@@ -142,9 +146,11 @@ export function attribute(history: readonly KvOp[], incarnations: readonly Incar
  * from a delete's invocation to the return of the create after it (or to the end, after the last delete).
  */
 export function misplacedFailures(failures: readonly TimedFailure[], incarnations: readonly Incarnation[]): string[] {
-  const switches = incarnations.filter((inc) => inc.deleteInvokedAt !== undefined)
-    .map((inc): [number, number] => [inc.deleteInvokedAt!, incarnations[inc.index + 1]?.createdAt ?? Infinity]);
+  const switches = incarnations.filter((inc) => inc.deleteInvokedAt !== undefined).map((inc): [number, number] => [inc.deleteInvokedAt!, incarnations[inc.index + 1]?.createdAt ?? Infinity]);
   return failures
     .filter((f) => !switches.some(([from, to]) => f.invokedAt <= to && f.completedAt >= from))
-    .map((f) => `${f.what} [${f.invokedAt.toFixed(1)}..${f.completedAt.toFixed(1)}] failed with ${f.error instanceof Error ? `${f.error.name}: ${f.error.message}` : String(f.error)} while the table was ACTIVE throughout`);
+    .map(
+      (f) =>
+        `${f.what} [${f.invokedAt.toFixed(1)}..${f.completedAt.toFixed(1)}] failed with ${f.error instanceof Error ? `${f.error.name}: ${f.error.message}` : String(f.error)} while the table was ACTIVE throughout`,
+    );
 }

@@ -395,8 +395,13 @@ export function checkKvHistory(history: readonly KvOp[], options: KvCheckOptions
     const checked = withExpiries(ops, slackMs);
     const result = checkLinearizable(checked, model, { maxStates: options.maxStates });
     const verdict: GroupVerdict = {
-      group, ops: ops.length, unknownOutcomes: ops.filter((o) => o.completedAt === undefined).length,
-      verdict: result.verdict, states: result.states, ms: Math.round(performance.now() - started), expiries: checked.length - ops.length,
+      group,
+      ops: ops.length,
+      unknownOutcomes: ops.filter((o) => o.completedAt === undefined).length,
+      verdict: result.verdict,
+      states: result.states,
+      ms: Math.round(performance.now() - started),
+      expiries: checked.length - ops.length,
     };
     if (result.verdict === 'violation') {
       // A trial that needs a long search counts as passing: the minimized history is only ever smaller.
@@ -407,7 +412,9 @@ export function checkKvHistory(history: readonly KvOp[], options: KvCheckOptions
         `${shortName(group)}: no linearization; stuck at ${describeOp(stuck.op)}`,
         `  state there: ${model.key(stuck.state)}`,
         `  minimized failing history (${minimal.length} of ${ops.length} operations: observations dropped where it still fails); its last ${REPORT_LINES} on the keys of the observations left:`,
-        ...relevant(minimal).slice(-REPORT_LINES).map((o) => `    ${describeOp(o)}`),
+        ...relevant(minimal)
+          .slice(-REPORT_LINES)
+          .map((o) => `    ${describeOp(o)}`),
       ].join('\n');
     }
     groups.push(verdict);
@@ -432,7 +439,11 @@ export function groupsObservingExpiry(history: readonly KvOp[], maxStates = 100_
 
 /** The operations of a minimized history worth reading: the observations left and the updates of their keys. */
 function relevant(ops: readonly KvOp[]): KvOp[] {
-  const universe = [...new Set(ops.flatMap((o) => (o.f === 'read' ? o.keys : o.f === 'update' ? o.mods.flatMap((m) => (m.type === 'removeRange' ? [] : [m.key])) : o.f === 'expire' ? [o.key] : o.items.map((i) => i.key))))];
+  const universe = [
+    ...new Set(
+      ops.flatMap((o) => (o.f === 'read' ? o.keys : o.f === 'update' ? o.mods.flatMap((m) => (m.type === 'removeRange' ? [] : [m.key])) : o.f === 'expire' ? [o.key] : o.items.map((i) => i.key))),
+    ),
+  ];
   const keys = new Set(ops.filter(isObservation).flatMap((o) => keysOf(o, universe)));
   return ops.filter((o) => isObservation(o) || keysOf(o, universe).some((k) => keys.has(k)));
 }

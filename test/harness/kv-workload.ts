@@ -13,9 +13,7 @@
  * ({@link TTLS_MS}), short enough that reads meet keys gone by expiry before the next write.
  */
 import { performance } from 'node:perf_hooks';
-import {
-  ConditionalTableUpdateError, KeyValueTable, MAX_KEY_FAMILY_LENGTH, TableEntry, TableModification, UnavailableError, Version,
-} from '../../client';
+import { ConditionalTableUpdateError, KeyValueTable, MAX_KEY_FAMILY_LENGTH, TableEntry, TableModification, UnavailableError, Version } from '../../client';
 import { KeyRange, KvOp, Mod, Observed, shortName } from './kv-model';
 import { guard } from './load';
 
@@ -222,7 +220,14 @@ export class WorkloadClient {
     const reads = family === null ? keys.map((key, i) => ({ keys: [key], values: [observed(entries[i])] })) : [{ keys, values: entries.map(observed) }];
     for (const read of reads) {
       this.recorder.ops.push({
-        id: this.recorder.id(), client: this.client, group: this.group(family, read.keys[0]), name, invokedAt, completedAt, f: 'read', ...read,
+        id: this.recorder.id(),
+        client: this.client,
+        group: this.group(family, read.keys[0]),
+        name,
+        invokedAt,
+        completedAt,
+        f: 'read',
+        ...read,
       });
     }
   }
@@ -264,15 +269,30 @@ export class WorkloadClient {
     if (r < 0.2) {
       const entries = keys.map((k) => [k, this.value(k)] as const);
       const ttlMs = this.ttl();
-      return this.update(family, 'putAll', entries.map(([key, value]) => ({ type: 'put', key, value, ttlMs })), () => this.table.putAll(family, entries, { ttlMs }));
+      return this.update(
+        family,
+        'putAll',
+        entries.map(([key, value]) => ({ type: 'put', key, value, ttlMs })),
+        () => this.table.putAll(family, entries, { ttlMs }),
+      );
     }
     if (r < 0.4) {
       const entries = keys.map((key) => ({ key, value: this.value(key), version: this.condition(family, key) }));
-      return this.update(family, 'replaceAll', entries.map((e) => ({ type: 'put', key: e.key, value: e.value, version: conditionText(e.version) })), () => this.table.replaceAll(family, entries));
+      return this.update(
+        family,
+        'replaceAll',
+        entries.map((e) => ({ type: 'put', key: e.key, value: e.value, version: conditionText(e.version) })),
+        () => this.table.replaceAll(family, entries),
+      );
     }
     if (r < 0.5) {
       const entries = keys.map((key) => ({ key, version: this.rand() < 0.5 ? undefined : this.condition(family, key) }));
-      return this.update(family, 'removeAll', entries.map((e) => ({ type: 'remove', key: e.key, version: conditionText(e.version) })), () => this.table.removeAll(family, entries).then(() => entries.map(() => null)));
+      return this.update(
+        family,
+        'removeAll',
+        entries.map((e) => ({ type: 'remove', key: e.key, version: conditionText(e.version) })),
+        () => this.table.removeAll(family, entries).then(() => entries.map(() => null)),
+      );
     }
     const mods: TableModification<string, string>[] = keys.map((key) => this.modification(family, key));
     if (this.rand() < 0.25) mods.splice(Math.floor(this.rand() * (mods.length + 1)), 0, this.rangeRemoval());
@@ -353,8 +373,15 @@ export class WorkloadClient {
       for (const e of items) this.remember(family, e.key, e.version);
       this.recorder.counts.pages++;
       this.recorder.ops.push({
-        id: this.recorder.id(), client: this.client, group: family, name: 'entryIterator', invokedAt: next.done ? (previousInvokedAt ?? invokedAt) : invokedAt, completedAt,
-        f: 'scan', range, items: items.map((e) => observed(e)!).sort((a, b) => (a.key < b.key ? -1 : 1)),
+        id: this.recorder.id(),
+        client: this.client,
+        group: family,
+        name: 'entryIterator',
+        invokedAt: next.done ? (previousInvokedAt ?? invokedAt) : invokedAt,
+        completedAt,
+        f: 'scan',
+        range,
+        items: items.map((e) => observed(e)!).sort((a, b) => (a.key < b.key ? -1 : 1)),
       });
       if (next.done || last === undefined) return;
       after = last;

@@ -54,15 +54,17 @@ export function onStores(routing: Routing, table: string, name: (i: number) => s
  * or more) and restarts it on its port with `storeArgs`: what its log held unapplied is replayed.
  */
 export async function killStores(cluster: TestCluster, seed: number, end: number, kills: { count: number }, storeArgs: string[] = []): Promise<void> {
-  await Promise.all(cluster.stores.map(async (_, store) => {
-    const rand = mulberry32(seed * 10 + store);
-    const pause = () => new Promise((r) => setTimeout(r, 1_000 + Math.floor(rand() * 3_000)));
-    for (await pause(); Date.now() + 1_500 < end; await pause()) {
-      await cluster.stores[store].kill('SIGKILL');
-      await cluster.restartStore(store, cluster.stores[store].port, storeArgs);
-      kills.count++;
-    }
-  }));
+  await Promise.all(
+    cluster.stores.map(async (_, store) => {
+      const rand = mulberry32(seed * 10 + store);
+      const pause = () => new Promise((r) => setTimeout(r, 1_000 + Math.floor(rand() * 3_000)));
+      for (await pause(); Date.now() + 1_500 < end; await pause()) {
+        await cluster.stores[store].kill('SIGKILL');
+        await cluster.restartStore(store, cluster.stores[store].port, storeArgs);
+        kills.count++;
+      }
+    }),
+  );
 }
 
 /** Writes a history (its operations, as JSON) to a file that outlives the test; returns its path. */
@@ -74,8 +76,5 @@ export function keepHistory(ops: readonly KvOp[], seed: number): string {
 
 /** The violations of a check: contradicting versions, and each group without a linearization. */
 export function violationsOf(check: KvCheck): string[] {
-  return [
-    ...check.conflicts,
-    ...check.groups.filter((g) => g.verdict !== 'linearizable').map((g) => g.report ?? `${shortName(g.group)}: the search gave up after ${g.states} states`),
-  ];
+  return [...check.conflicts, ...check.groups.filter((g) => g.verdict !== 'linearizable').map((g) => g.report ?? `${shortName(g.group)}: the search gave up after ${g.states} states`)];
 }

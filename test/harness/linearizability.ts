@@ -60,10 +60,7 @@ export interface Stuck<S, O> {
 }
 
 /** The verdict on a history. */
-export type CheckResult<S, O> =
-  | { verdict: 'linearizable'; states: number }
-  | { verdict: 'violation'; states: number; stuck: Stuck<S, O> }
-  | { verdict: 'unknown'; states: number };
+export type CheckResult<S, O> = { verdict: 'linearizable'; states: number } | { verdict: 'violation'; states: number; stuck: Stuck<S, O> } | { verdict: 'unknown'; states: number };
 
 /** Options of {@link checkLinearizable}. */
 export interface CheckOptions {
@@ -114,7 +111,11 @@ class Search<S, O extends TimedOperation> {
   private states = 0;
   private deepest: { count: number; stuck?: Stuck<S, O> } = { count: -1 };
 
-  constructor(history: readonly O[], private readonly model: Model<S, O>, private readonly maxStates: number) {
+  constructor(
+    history: readonly O[],
+    private readonly model: Model<S, O>,
+    private readonly maxStates: number,
+  ) {
     this.ops = [...history].sort((a, b) => a.invokedAt - b.invokedAt);
     this.known = this.ops.map((o) => o.completedAt !== undefined);
     this.deferrable = this.ops.map((o) => o.completedAt === undefined && (model.deferrable?.(o) ?? false));
@@ -286,11 +287,14 @@ export interface Weakenings<O> {
  */
 export function minimizeHistory<O extends TimedOperation>(history: readonly O[], fails: (h: O[]) => boolean, how: Weakenings<O>): O[] {
   const times = [...new Set(history.flatMap((o) => (o.completedAt === undefined ? [] : [o.completedAt])))].sort((a, b) => a - b);
-  const prefix = (t: number): O[] => history.filter((o) => o.invokedAt < t).flatMap((o) => {
-    if (o.completedAt === undefined || o.completedAt <= t) return [o];
-    const pending = how.unfinished(o);
-    return pending === null ? [] : [pending];
-  });
+  const prefix = (t: number): O[] =>
+    history
+      .filter((o) => o.invokedAt < t)
+      .flatMap((o) => {
+        if (o.completedAt === undefined || o.completedAt <= t) return [o];
+        const pending = how.unfinished(o);
+        return pending === null ? [] : [pending];
+      });
   let lo = 0;
   let hi = times.length - 1;
   while (lo < hi) {

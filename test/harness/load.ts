@@ -4,9 +4,7 @@
  * removes, conditional replaces / inserts, and atomic batches over a family of its own. Every outcome
  * goes to a {@link WriteOracle}; every call is guarded so a hang fails the test instead of stalling it.
  */
-import {
-  ConditionalTableUpdateError, KeyValueTable, UnavailableError, Version,
-} from '../../client';
+import { ConditionalTableUpdateError, KeyValueTable, UnavailableError, Version } from '../../client';
 import { mulberry32, WriteOracle } from './oracle';
 
 /** One operation's outcome. */
@@ -85,8 +83,7 @@ export class MixedLoad {
     const { single, batch } = familiesOf(w);
     const value = `w${w}:${++this.counters[w]}`;
     const startedAt = Date.now();
-    const done = (family: string, kind: OpRecord['kind'], error?: unknown): OpRecord =>
-      ({ writer: w, family, kind, startedAt, endedAt: Date.now(), ok: error === undefined, error });
+    const done = (family: string, kind: OpRecord['kind'], error?: unknown): OpRecord => ({ writer: w, family, kind, startedAt, endedAt: Date.now(), ok: error === undefined, error });
     if (r < 0.45) {
       const key = SINGLE_KEYS[Math.floor(this.random[w]() * SINGLE_KEYS.length)];
       const error = await this.write([oracleKey(single, key)], value, () => table.put(single, key, value).then((v) => [v]));
@@ -99,7 +96,12 @@ export class MixedLoad {
     }
     if (r < 0.75) {
       const keys = BATCH_KEYS.map((k) => oracleKey(batch, k));
-      const error = await this.write(keys, value, () => table.putAll(batch, BATCH_KEYS.map((k) => [k, value] as const)));
+      const error = await this.write(keys, value, () =>
+        table.putAll(
+          batch,
+          BATCH_KEYS.map((k) => [k, value] as const),
+        ),
+      );
       return done(batch, 'batch', error);
     }
     return done(single, 'conditional', await this.conditional(table, single, value));
@@ -109,8 +111,7 @@ export class MixedLoad {
   private async conditional(table: KeyValueTable<string, string>, family: string, value: string): Promise<unknown> {
     const key = oracleKey(family, 'c');
     const known = this.oracle.versionOf(key);
-    const error = await this.write([key], value, () =>
-      (known ? table.replace(family, 'c', value, known) : table.putIfAbsent(family, 'c', value)).then((v) => [v]));
+    const error = await this.write([key], value, () => (known ? table.replace(family, 'c', value, known) : table.putIfAbsent(family, 'c', value)).then((v) => [v]));
     if (!(error instanceof ConditionalTableUpdateError)) return error;
     // Only an earlier write of unknown outcome that did apply can make our version stale: read it back.
     try {

@@ -45,7 +45,12 @@ export class LongFamilyLoad {
   /** Families a getAll found with keys of two batches (must stay empty). */
   readonly partial: string[] = [];
 
-  constructor(readonly table: KeyValueTable<string, string>, readonly oracle: WriteOracle, readonly families: string[], seed: number) {
+  constructor(
+    readonly table: KeyValueTable<string, string>,
+    readonly oracle: WriteOracle,
+    readonly families: string[],
+    seed: number,
+  ) {
     this.random = families.map((_, w) => mulberry32(seed * 1000 + w));
     this.counters = families.map(() => 0);
   }
@@ -56,14 +61,16 @@ export class LongFamilyLoad {
    */
   async run(maxCalls: number, durationMs: number): Promise<BatchCall[]> {
     const end = Date.now() + durationMs;
-    const calls = await Promise.all(this.families.map(async (_, w) => {
-      const mine: BatchCall[] = [];
-      for (let i = 0; i < maxCalls && Date.now() < end; i++) {
-        mine.push(await (i === 0 || this.random[w]() < 0.6 ? this.putAll(w) : this.getAll(w)));
-        this.finished++;
-      }
-      return mine;
-    }));
+    const calls = await Promise.all(
+      this.families.map(async (_, w) => {
+        const mine: BatchCall[] = [];
+        for (let i = 0; i < maxCalls && Date.now() < end; i++) {
+          mine.push(await (i === 0 || this.random[w]() < 0.6 ? this.putAll(w) : this.getAll(w)));
+          this.finished++;
+        }
+        return mine;
+      }),
+    );
     return calls.flat();
   }
 
@@ -72,7 +79,13 @@ export class LongFamilyLoad {
     const value = `w${w}.${++this.counters[w]}`;
     const startedAt = Date.now();
     try {
-      const versions = await guard(this.table.putAll(family, BIG_FAMILY_KEYS.map((k) => [k, value] as const)), `putAll of writer ${w}`);
+      const versions = await guard(
+        this.table.putAll(
+          family,
+          BIG_FAMILY_KEYS.map((k) => [k, value] as const),
+        ),
+        `putAll of writer ${w}`,
+      );
       this.oracle.acknowledge(family, value, versions[0]);
       return { writer: w, family, kind: 'putAll', startedAt, endedAt: Date.now() };
     } catch (error) {

@@ -33,7 +33,10 @@ export class KvtProcess {
   private exited: Promise<number | null>;
   private exitCode: number | null | undefined;
 
-  constructor(readonly args: string[], readonly child: ChildProcess) {
+  constructor(
+    readonly args: string[],
+    readonly child: ChildProcess,
+  ) {
     this.exited = new Promise((resolve) => {
       child.once('exit', (code, signal) => {
         this.exitCode = code ?? (signal ? null : code);
@@ -77,7 +80,10 @@ export class KvtProcess {
       }
       if (Date.now() > deadline) {
         // What the process said meanwhile tells why (a store refused by the controller, retrying, …).
-        const last = this.logs.slice(-8).map((r) => JSON.stringify(r).slice(0, 300)).join('\n  ');
+        const last = this.logs
+          .slice(-8)
+          .map((r) => JSON.stringify(r).slice(0, 300))
+          .join('\n  ');
         throw new Error(`timed out waiting for "${msg}" from kvt ${this.args.join(' ')}; its last log lines:\n  ${last || '(none)'}`);
       }
       await new Promise((r) => setTimeout(r, 20));
@@ -144,12 +150,7 @@ export function startController(dataDir: string, extraArgs: string[] = [], env?:
 }
 
 /** Starts `kvt segmentstore --port 0 --data-dir dir [--controller addr]`. */
-export function startSegmentStore(
-  dataDir: string,
-  controller?: string,
-  extraArgs: string[] = [],
-  env?: NodeJS.ProcessEnv,
-): Promise<KvtProcess> {
+export function startSegmentStore(dataDir: string, controller?: string, extraArgs: string[] = [], env?: NodeJS.ProcessEnv): Promise<KvtProcess> {
   const args = ['segmentstore', '--port', '0', '--data-dir', dataDir, ...extraArgs];
   if (controller) args.push('--controller', controller);
   return startKvt(args, { readyMsg: 'segment store started', env });

@@ -46,15 +46,31 @@ const INT32 = [0, -1, 1, 3, 255, 2 ** 31 - 1, -(2 ** 31), -300];
 /** A random value of a scalar field of protobuf type `type`, as the loader's options give it. */
 function scalarValue(rand: () => number, type: string): unknown {
   switch (type) {
-    case 'string': return stringValue(rand);
-    case 'bytes': return bytes(rand, rand() < 0.1 ? 300 : 40);
-    case 'bool': return rand() < 0.5;
-    case 'uint32': case 'fixed32': return rand() < 0.7 ? pick(rand, UINT32) : Math.floor(rand() * 2 ** 32);
-    case 'int32': case 'sint32': case 'sfixed32': return rand() < 0.7 ? pick(rand, INT32) : Math.floor(rand() * 2 ** 32) - 2 ** 31;
-    case 'double': case 'float': return pick(rand, [0, 0.5, 1, 0.25]);
+    case 'string':
+      return stringValue(rand);
+    case 'bytes':
+      return bytes(rand, rand() < 0.1 ? 300 : 40);
+    case 'bool':
+      return rand() < 0.5;
+    case 'uint32':
+    case 'fixed32':
+      return rand() < 0.7 ? pick(rand, UINT32) : Math.floor(rand() * 2 ** 32);
+    case 'int32':
+    case 'sint32':
+    case 'sfixed32':
+      return rand() < 0.7 ? pick(rand, INT32) : Math.floor(rand() * 2 ** 32) - 2 ** 31;
+    case 'double':
+    case 'float':
+      return pick(rand, [0, 0.5, 1, 0.25]);
     // longs: String
-    case 'uint64': case 'int64': case 'sint64': case 'fixed64': case 'sfixed64': return String(Math.floor(rand() * 2 ** 53));
-    default: throw new Error(`random messages: no generator for field type ${type}`);
+    case 'uint64':
+    case 'int64':
+    case 'sint64':
+    case 'fixed64':
+    case 'sfixed64':
+      return String(Math.floor(rand() * 2 ** 53));
+    default:
+      throw new Error(`random messages: no generator for field type ${type}`);
   }
 }
 

@@ -17,7 +17,10 @@ export class TcpProxy implements AsyncDisposable {
   private readonly sockets = new Set<net.Socket>();
   private arm: { minBytes: number; held: (c: HeldConnection) => void } | undefined;
 
-  private constructor(private readonly server: net.Server, readonly port: number) {}
+  private constructor(
+    private readonly server: net.Server,
+    readonly port: number,
+  ) {}
 
   /** Starts a proxy on `port` (0: ephemeral) forwarding to `targetPort` on 127.0.0.1. */
   static async start(targetPort: number, port = 0): Promise<TcpProxy> {

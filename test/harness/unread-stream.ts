@@ -61,7 +61,7 @@ function readCall<Res>(stream: http2.ClientHttp2Stream, method: Method): Promise
     stream.on('end', () => {
       const all = Buffer.concat(chunks);
       const answers: Res[] = [];
-      for (let at = 0; at + 5 <= all.length; ) {
+      for (let at = 0; at + 5 <= all.length;) {
         const length = all.readUInt32BE(at + 1);
         answers.push(method.responseDeserialize(all.subarray(at + 5, at + 5 + length)) as Res);
         at += 5 + length;

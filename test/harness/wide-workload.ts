@@ -67,7 +67,14 @@ export class WideFamilyClient extends WorkloadClient {
   /**
    * @param ballastFamily the family, on the same store as each wide family, that ballast writes go to
    */
-  constructor(client: number, table: KeyValueTable<string, string>, recorder: HistoryRecorder, keys: WorkloadKeys, rand: () => number, private readonly ballastFamily: ReadonlyMap<string, string>) {
+  constructor(
+    client: number,
+    table: KeyValueTable<string, string>,
+    recorder: HistoryRecorder,
+    keys: WorkloadKeys,
+    rand: () => number,
+    private readonly ballastFamily: ReadonlyMap<string, string>,
+  ) {
     super(client, table, recorder, keys, rand);
   }
 
@@ -102,7 +109,12 @@ export class WideFamilyClient extends WorkloadClient {
     const from = this.aligned();
     const keys = this.keysFrom(from, from + WIDE_CHUNK_KEYS * (1 + Math.floor(this.rand() * 3)));
     const entries = keys.map((k) => [k, this.value(k)] as const);
-    return this.update(family, 'putAll', entries.map(([key, value]) => ({ type: 'put', key, value })), () => this.table.putAll(family, entries));
+    return this.update(
+      family,
+      'putAll',
+      entries.map(([key, value]) => ({ type: 'put', key, value })),
+      () => this.table.putAll(family, entries),
+    );
   }
 
   /**
@@ -119,9 +131,19 @@ export class WideFamilyClient extends WorkloadClient {
     await Promise.all([
       this.put(family, touched),
       this.table.putAll(this.ballastFamily.get(family)!, ballast).catch(() => undefined),
-      this.update(family, 'putAll', run.map(([key, value]) => ({ type: 'put', key, value })), () => this.table.putAll(family, run)),
+      this.update(
+        family,
+        'putAll',
+        run.map(([key, value]) => ({ type: 'put', key, value })),
+        () => this.table.putAll(family, run),
+      ),
     ]);
-    await this.iterateWith(family, { maxKeysAtOnce: 4 + Math.floor(this.rand() * 8), reverse: false, from: this.keys.familyKeys[a + 1] }, { lower: { key: this.keys.familyKeys[a + 1], inclusive: true } }, 6);
+    await this.iterateWith(
+      family,
+      { maxKeysAtOnce: 4 + Math.floor(this.rand() * 8), reverse: false, from: this.keys.familyKeys[a + 1] },
+      { lower: { key: this.keys.familyKeys[a + 1], inclusive: true } },
+      6,
+    );
   }
 
   /** One of the removal shapes (see the module comment), then the reads right after it. */
@@ -143,7 +165,18 @@ export class WideFamilyClient extends WorkloadClient {
       this.shapes.chunkRemoves++;
       const keys = this.keysFrom(a, a + WIDE_CHUNK_KEYS);
       to = a + WIDE_CHUNK_KEYS;
-      await this.update(family, 'removeAll', keys.map((k): Mod => ({ type: 'remove', key: k })), () => this.table.removeAll(family, keys.map((k) => ({ key: k }))).then(() => keys.map(() => null)));
+      await this.update(
+        family,
+        'removeAll',
+        keys.map((k): Mod => ({ type: 'remove', key: k })),
+        () =>
+          this.table
+            .removeAll(
+              family,
+              keys.map((k) => ({ key: k })),
+            )
+            .then(() => keys.map(() => null)),
+      );
     } else if (x < 0.65) {
       this.shapes.toEnd++;
       to = this.span;

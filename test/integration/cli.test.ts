@@ -9,12 +9,18 @@ import { freePort, KVT_BIN, spawnKvt, startController, tempDir, TestCluster } fr
 
 const execFileAsync = promisify(execFile);
 
-interface Result { code: number; stdout: string; stderr: string }
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 
 async function kvt(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Result> {
   try {
     const { stdout, stderr } = await execFileAsync(process.execPath, [KVT_BIN, ...args], {
-      env: { ...process.env, ...env }, timeout: 60_000, maxBuffer: 64 * 1024 * 1024,
+      env: { ...process.env, ...env },
+      timeout: 60_000,
+      maxBuffer: 64 * 1024 * 1024,
     });
     return { code: 0, stdout, stderr };
   } catch (err) {
@@ -22,7 +28,6 @@ async function kvt(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Result>
     return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
   }
 }
-
 
 describe('kvt command (usage)', () => {
   it('prints the commands for --help and exits 0', async () => {
@@ -106,7 +111,10 @@ describe('kvt command (against a cluster)', () => {
   });
 
   it('refuses a partition count out of range as bad usage (exit 2) before calling the controller', async () => {
-    for (const [given, limit] of [['0', 'the minimum is 1'], ['1025', 'the maximum is 1024']]) {
+    for (const [given, limit] of [
+      ['0', 'the minimum is 1'],
+      ['1025', 'the maximum is 1024'],
+    ]) {
       const r = await kvt(['table', 'create', 'wiki/bad', '--partitions', given], env);
       expect(r.code).toBe(2);
       expect(r.stderr).toContain('--partitions');
@@ -240,7 +248,10 @@ describe('kvt command (against a cluster)', () => {
     expect(imported.stderr).toContain('imported 601 entries');
     const exported = await kvt(['export', 'wiki/bulk'], env);
     expect(exported.code).toBe(0);
-    const got = exported.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const got = exported.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(got).toHaveLength(601);
     const expected = lines.map((l) => JSON.parse(l)).map((r) => ({ ...r, value: typeof r.value === 'string' ? r.value : JSON.stringify(r.value) }));
     const key = (r: { family?: string; key: string }) => `${r.family ?? ''}/${r.key}`;
@@ -277,7 +288,10 @@ describe('kvt command (against a cluster)', () => {
     fs.writeFileSync(file, '\uFEFF' + records.map((r) => JSON.stringify(r)).join('\r\n') + '\r\n');
     expect((await kvt(['import', 'wiki/binary', file], env)).stderr).toBe('imported 4 entries\n');
     const exported = await kvt(['export', 'wiki/binary'], env);
-    const got = exported.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const got = exported.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const sortKey = (r: Record<string, string>) => JSON.stringify([r.family ?? '', r.key ?? '', r.key_b64 ?? '']);
     expect(got.sort((a, b) => sortKey(a).localeCompare(sortKey(b)))).toEqual([...records].sort((a, b) => sortKey(a).localeCompare(sortKey(b))));
     // And back again: the export imports into an equal table.
@@ -293,15 +307,22 @@ describe('kvt command (against a cluster)', () => {
     fs.writeFileSync(file, Buffer.concat([Buffer.from('{"key":"a'), Buffer.from([0xff, 0xfe]), Buffer.from('","value":"v"}\n')]));
     const r = await kvt(['import', 'wiki/pages', file], env);
     expect(r.code).toBe(1);
-    expect(r.stderr).toBe('kvt import: the file is not valid UTF-8 text (use "key_b64" / "value_b64" for binary keys and values) (0 entries were imported, all from the lines before it; nothing after it)\n');
+    expect(r.stderr).toBe(
+      'kvt import: the file is not valid UTF-8 text (use "key_b64" / "value_b64" for binary keys and values) (0 entries were imported, all from the lines before it; nothing after it)\n',
+    );
   });
 
   it('stops an export quietly when its reader goes away', async () => {
     const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
       // 2,000 lines (~100 KB) into a reader that takes 100 bytes: later writes fail with EPIPE.
-      const child = execFile('bash', ['-c', `"${process.execPath}" "${KVT_BIN}" export wiki/partial | head -c 100 > /dev/null; exit \${PIPESTATUS[0]}`], { env: { ...process.env, ...env } }, (err, _stdout, stderr) => {
-        resolve({ code: err ? (err as { code?: number }).code ?? -1 : 0, stderr });
-      });
+      const child = execFile(
+        'bash',
+        ['-c', `"${process.execPath}" "${KVT_BIN}" export wiki/partial | head -c 100 > /dev/null; exit \${PIPESTATUS[0]}`],
+        { env: { ...process.env, ...env } },
+        (err, _stdout, stderr) => {
+          resolve({ code: err ? ((err as { code?: number }).code ?? -1) : 0, stderr });
+        },
+      );
       child.stdin?.end();
     });
     expect(r).toEqual({ code: 0, stderr: '' });
@@ -338,7 +359,10 @@ describe('kvt store (a cluster losing a store)', () => {
   async function listed(): Promise<string[][]> {
     const r = await kvt(['store', 'list'], env);
     expect(r).toMatchObject({ code: 0, stderr: '' });
-    return r.stdout.trimEnd().split('\n').map((line) => line.split(/ {2,}/));
+    return r.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => line.split(/ {2,}/));
   }
 
   /** `kvt table describe` as its title line and rows of cells. */
@@ -354,7 +378,10 @@ describe('kvt store (a cluster losing a store)', () => {
     expect((await kvt(['table', 'create', 'ops/t', '--partitions', '4'], env)).stdout).toBe('created\n');
     const rows = await listed();
     expect(rows[0]).toEqual(['ID', 'ADDRESS', 'STATE', 'LAST HEARTBEAT', 'SEGMENTS']);
-    expect(rows.slice(1).map((r) => [r[0], r[1], r[2], r[4]])).toEqual([[ids[0], addresses[0], 'live', '2'], [ids[1], addresses[1], 'live', '2']]);
+    expect(rows.slice(1).map((r) => [r[0], r[1], r[2], r[4]])).toEqual([
+      [ids[0], addresses[0], 'live', '2'],
+      [ids[1], addresses[1], 'live', '2'],
+    ]);
     for (const row of rows.slice(1)) expect(row[3]).toMatch(/^\d+\.\d s ago$/);
 
     // The table's partitions alternate between the two stores, in id order.
@@ -362,8 +389,10 @@ describe('kvt store (a cluster losing a store)', () => {
     expect(plain.title).toMatch(/^ops\/t: ACTIVE, 4 partitions, created \d{4}-\d\d-\d\dT[\d:.]+Z$/);
     expect(plain.rows[0]).toEqual(['PARTITION', 'HASH RANGE', 'SEGMENT', 'STORE', 'ADDRESS', 'STATE']);
     expect(plain.rows.slice(1).map((r) => [r[0], r[1], r[3], r[4], r[5]])).toEqual([
-      ['0', '[0, 0.25)', ids[0], addresses[0], 'live'], ['1', '[0.25, 0.5)', ids[1], addresses[1], 'live'],
-      ['2', '[0.5, 0.75)', ids[0], addresses[0], 'live'], ['3', '[0.75, 1)', ids[1], addresses[1], 'live'],
+      ['0', '[0, 0.25)', ids[0], addresses[0], 'live'],
+      ['1', '[0.25, 0.5)', ids[1], addresses[1], 'live'],
+      ['2', '[0.5, 0.75)', ids[0], addresses[0], 'live'],
+      ['3', '[0.75, 1)', ids[1], addresses[1], 'live'],
     ]);
 
     const group = await kvt(['store', '--help']);
@@ -404,27 +433,35 @@ describe('kvt store (a cluster losing a store)', () => {
     }
     const holds = await kvt(['store', 'remove', ids[1]], env);
     expect(holds).toMatchObject({ code: 1, stdout: '' });
-    expect(holds.stderr).toBe(`kvt store remove: segment store ${ids[1]} holds the only copy of 2 partitions of ACTIVE tables: ops/t (partitions 1, 3); ` +
-      'removing it loses their data: remove it with force to give them new, empty segments on live stores [SEGMENT_STORE_HOLDS_DATA]\n');
+    expect(holds.stderr).toBe(
+      `kvt store remove: segment store ${ids[1]} holds the only copy of 2 partitions of ACTIVE tables: ops/t (partitions 1, 3); ` +
+        'removing it loses their data: remove it with force to give them new, empty segments on live stores [SEGMENT_STORE_HOLDS_DATA]\n',
+    );
     expect((await listed()).map((r) => r[0])).toEqual(['ID', ids[0], ids[1]]);
     // The dead store's partitions say so, and cannot be counted.
     const dead = await described(['ops/t', '--contents']);
-    expect(dead.rows.slice(1).map((r) => r.slice(5))).toEqual([0, 1, 2, 3].map((i) => {
-      if (i % 2 === 1) return ['dead', '?', '?', 'UNAVAILABLE'];
-      return i === f1Partition ? ['live', '1', '2'] : ['live', '0', '0'];
-    }));
+    expect(dead.rows.slice(1).map((r) => r.slice(5))).toEqual(
+      [0, 1, 2, 3].map((i) => {
+        if (i % 2 === 1) return ['dead', '?', '?', 'UNAVAILABLE'];
+        return i === f1Partition ? ['live', '1', '2'] : ['live', '0', '0'];
+      }),
+    );
   });
 
   it('removes the dead store with --force, reporting the lost partitions; again it reports the same removal', async () => {
     const removed = await kvt(['store', 'remove', ids[1], '--force'], env);
     expect(removed).toEqual({
-      code: 0, stderr: '',
+      code: 0,
+      stderr: '',
       stdout: `removed ${ids[1]} (last at ${addresses[1]})\nlost data: ops/t partitions 1, 3 (their data stayed on the removed store; they start again empty)\n`,
     });
     const again = await kvt(['store', 'remove', ids[1]], env);
     expect(again).toMatchObject({ code: 0, stdout: removed.stdout.replace('removed ', 'removed before: ') });
     const rows = await listed();
-    expect(rows.map((r) => [r[0], r[2], r[4]])).toEqual([['ID', 'STATE', 'SEGMENTS'], [ids[0], 'live', '4']]);
+    expect(rows.map((r) => [r[0], r[2], r[4]])).toEqual([
+      ['ID', 'STATE', 'SEGMENTS'],
+      [ids[0], 'live', '4'],
+    ]);
     const moved = await described(['ops/t']);
     expect(moved.rows.slice(1).map((r) => [r[3], r[5]])).toEqual(Array(4).fill([ids[0], 'live']));
     // The table works on every partition again.

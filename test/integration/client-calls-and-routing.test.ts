@@ -41,8 +41,14 @@ describe('KeyValueTable calls near the message limit', () => {
     const table = factory.forKeyValueTable('one', utf8);
     // Each batch is within every limit; coalesced by key and value bytes alone (1-3 bytes each),
     // they made Execute messages over 64 MiB (the family travels with every modification).
-    const outcomes = await Promise.allSettled(Array.from({ length: 300 }, (_, n) =>
-      table.putAll(longFamily(n), Array.from({ length: 256 }, (_, i) => [String(i), ''] as [string, string]))));
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 300 }, (_, n) =>
+        table.putAll(
+          longFamily(n),
+          Array.from({ length: 256 }, (_, i) => [String(i), ''] as [string, string]),
+        ),
+      ),
+    );
     const failed = outcomes.filter((o) => o.status === 'rejected').map((o) => String((o as PromiseRejectedResult).reason));
     expect(failed).toEqual([]);
     for (const n of [0, 150, 299]) {
@@ -55,7 +61,11 @@ describe('KeyValueTable calls near the message limit', () => {
     const table = factory.forKeyValueTable('families', utf8);
     const family = longFamily(1000);
     const present = Array.from({ length: 200 }, (_, i) => `k${i * 350}`);
-    for (let i = 0; i < present.length; i += 100) await table.putAll(family, present.slice(i, i + 100).map((k) => [k, `v-${k}`] as [string, string]));
+    for (let i = 0; i < present.length; i += 100)
+      await table.putAll(
+        family,
+        present.slice(i, i + 100).map((k) => [k, `v-${k}`] as [string, string]),
+      );
     const keys = Array.from({ length: 70_000 }, (_, i) => `k${i}`);
     const [entries, version] = await Promise.all([table.getAll(family, keys), table.put(null, 'beside', 'b')]);
     expect(entries).toHaveLength(70_000);
@@ -122,7 +132,7 @@ describe('KeyValueTable handles of a table deleted and created again', () => {
     await manager.createKeyValueTable('again', 's', { partitionCount: 3 });
     let err: unknown;
     try {
-      for (let r = (await pages.next()); !r.done; r = await pages.next()) expect(r.value.items.every((e) => e.value === 'old')).toBe(true);
+      for (let r = await pages.next(); !r.done; r = await pages.next()) expect(r.value.items.every((e) => e.value === 'old')).toBe(true);
     } catch (e) {
       err = e;
     }

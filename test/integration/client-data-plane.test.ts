@@ -5,17 +5,18 @@
  * run on a cluster by client-table-conformance.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  BadKeyVersionError, IteratorItem, KeyValueTable, KeyValueTableFactory, KeyValueTableManager, ObjectClosedError, partitionOf, Serializers,
-} from '../../client';
+import { BadKeyVersionError, IteratorItem, KeyValueTable, KeyValueTableFactory, KeyValueTableManager, ObjectClosedError, partitionOf, Serializers } from '../../client';
 import { TestCluster } from '../harness/process';
 
 const utf8 = { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 };
 
 async function rejection(p: Promise<unknown>): Promise<unknown> {
-  return p.then(() => {
-    throw new Error('expected a rejection');
-  }, (e: unknown) => e);
+  return p.then(
+    () => {
+      throw new Error('expected a rejection');
+    },
+    (e: unknown) => e,
+  );
 }
 
 async function pagesOf<T>(it: AsyncIterable<IteratorItem<T>>): Promise<IteratorItem<T>[]> {
@@ -53,12 +54,22 @@ describe('KeyValueTable over gRPC', () => {
 
   it('finds none of the keys of a chunk that a range removal or removals emptied, right after', async () => {
     const key = (i: number) => `k${String(i).padStart(4, '0')}`;
-    for (const [family, removal] of [['whole-chunk-range', 'range'], ['whole-chunk-removes', 'removes']] as const) {
+    for (const [family, removal] of [
+      ['whole-chunk-range', 'range'],
+      ['whole-chunk-removes', 'removes'],
+    ] as const) {
       // Two chunks (k0000-k0127, k0128-k0199), in LevelDB (an iterator has the store apply its log first).
-      await table.putAll(family, Array.from({ length: 200 }, (_, i) => [key(i), `v${i}`] as [string, string]));
+      await table.putAll(
+        family,
+        Array.from({ length: 200 }, (_, i) => [key(i), `v${i}`] as [string, string]),
+      );
       expect((await pagesOf(table.keyIterator(family, { maxKeysAtOnce: 1000 })))[0].items).toHaveLength(200);
       if (removal === 'range') await table.update(family, [{ type: 'removeRange', from: key(128), to: key(999) }]);
-      else await table.removeAll(family, Array.from({ length: 72 }, (_, i) => ({ key: key(128 + i) })));
+      else
+        await table.removeAll(
+          family,
+          Array.from({ length: 72 }, (_, i) => ({ key: key(128 + i) })),
+        );
       for (let read = 0; read < 5; read++) {
         expect(await table.get(family, key(150))).toBeNull();
         expect((await table.getAll(family, [key(127), key(128), key(199)])).map((e) => e?.value ?? null)).toEqual(['v127', null, null]);
@@ -96,11 +107,21 @@ describe('KeyValueTable over gRPC', () => {
     const before = { ...stats };
     // 16 batches of ~20 KB for one store, both calls free: two calls of 8 batches. One call of all 16
     // would make the store write them in one flush while the next batches wait to be staged.
-    const versions = await Promise.all(Array.from({ length: 16 }, (_, b) => table.putAll('co-big', Array.from({ length: 20 }, (_, i) => [`b${b}-${i}`, value] as const))));
+    const versions = await Promise.all(
+      Array.from({ length: 16 }, (_, b) =>
+        table.putAll(
+          'co-big',
+          Array.from({ length: 20 }, (_, i) => [`b${b}-${i}`, value] as const),
+        ),
+      ),
+    );
     expect(stats.operations - before.operations).toBe(16);
     expect(stats.calls - before.calls).toBe(2);
     expect(new Set(versions.map((v) => v[0].segmentId)).size).toBe(1);
-    const got = await table.getAll('co-big', Array.from({ length: 16 }, (_, b) => `b${b}-19`));
+    const got = await table.getAll(
+      'co-big',
+      Array.from({ length: 16 }, (_, b) => `b${b}-19`),
+    );
     expect(got.every((e) => e?.value === value)).toBe(true);
   });
 
@@ -115,7 +136,33 @@ describe('KeyValueTable over gRPC', () => {
       await expect(t.putIfAbsent(null, 'u0', 'again')).rejects.toBeInstanceOf(BadKeyVersionError);
       // Iterators read pages with unary Iterate calls then.
       const pages = await pagesOf(t.entryIterator('un-f', { maxKeysAtOnce: 10 }));
-      expect(pages.flatMap((p) => p.items.map((e) => e.value))).toEqual(['v1', 'v11', 'v13', 'v15', 'v17', 'v19', 'v21', 'v23', 'v25', 'v27', 'v29', 'v3', 'v31', 'v33', 'v35', 'v37', 'v39', 'v41', 'v43', 'v45', 'v47', 'v49', 'v5', 'v7', 'v9']);
+      expect(pages.flatMap((p) => p.items.map((e) => e.value))).toEqual([
+        'v1',
+        'v11',
+        'v13',
+        'v15',
+        'v17',
+        'v19',
+        'v21',
+        'v23',
+        'v25',
+        'v27',
+        'v29',
+        'v3',
+        'v31',
+        'v33',
+        'v35',
+        'v37',
+        'v39',
+        'v41',
+        'v43',
+        'v45',
+        'v47',
+        'v49',
+        'v5',
+        'v7',
+        'v9',
+      ]);
       expect(pages).toHaveLength(3);
     } finally {
       await unary.close();

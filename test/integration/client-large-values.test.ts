@@ -23,7 +23,11 @@ describe('large values', () => {
     await manager.createKeyValueTable('lv', 'big', { partitionCount: 1 });
     factory = KeyValueTableFactory.withScope('lv', { controller: cluster.controllerAddress });
     table = factory.forKeyValueTable('big', { keySerializer: Serializers.utf8, valueSerializer: Serializers.bytes });
-    for (let i = 0; i < keys.length; i += 10) await table.putAll('big', keys.slice(i, i + 10).map((k, j) => [k, valueOf(i + j)] as const));
+    for (let i = 0; i < keys.length; i += 10)
+      await table.putAll(
+        'big',
+        keys.slice(i, i + 10).map((k, j) => [k, valueOf(i + j)] as const),
+      );
   }, 120_000);
   afterAll(async () => {
     await factory?.close();

@@ -33,20 +33,27 @@ interface Case {
 
 const CASES: Case[] = [
   {
-    name: 'put', family: null,
+    name: 'put',
+    family: null,
     call: (t) => t.put(null, KEY, 'first'),
     applied: (v) => v === 'first',
     other: (segmentId, sequence) => ({ type: 'PUT', family: '', key: Buffer.from(KEY), value: Buffer.from('other'), condition: { kind: 'VERSION', segmentId, sequence } }),
   },
   {
-    name: 'remove', family: null,
+    name: 'remove',
+    family: null,
     call: (t) => t.remove(null, KEY),
     applied: (v) => v === undefined,
     other: () => ({ type: 'INSERT', family: '', key: Buffer.from(KEY), value: Buffer.from('other') }),
   },
   {
-    name: 'putAll', family: 'f',
-    call: (t) => t.putAll('f', [[KEY, 'first'], ['k2', 'first']]),
+    name: 'putAll',
+    family: 'f',
+    call: (t) =>
+      t.putAll('f', [
+        [KEY, 'first'],
+        ['k2', 'first'],
+      ]),
     applied: (v) => v === 'first',
     other: (segmentId, sequence) => ({ type: 'PUT', family: 'f', key: Buffer.from(KEY), value: Buffer.from('other'), condition: { kind: 'VERSION', segmentId, sequence } }),
   },
@@ -81,14 +88,17 @@ describe('an update whose answer was lost after the store applied it', () => {
     dir.dispose();
   });
 
-  it.each(CASES)('is not sent again: $name ends in UnavailableError with maybeApplied and the other client\'s write stays', async (c) => {
+  it.each(CASES)("is not sent again: $name ends in UnavailableError with maybeApplied and the other client's write stays", async (c) => {
     await using factory = KeyValueTableFactory.withScope('lost', { controller: controller.address, ...CLIENT });
     const table = factory.forKeyValueTable('answers', { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 });
     await table.put(c.family, KEY, 'before'); // the stream is open, the key exists
     const read = async () => (await direct.get({ segmentId, keys: [{ family: c.family ?? '', key: Buffer.from(KEY) }] })).entries[0];
 
     const held = proxy.holdAnswersAfterRequest(KEY.length);
-    const outcome = c.call(table).then((v) => v, (err: unknown) => err);
+    const outcome = c.call(table).then(
+      (v) => v,
+      (err: unknown) => err,
+    );
     const connection = await held;
     let entry = await read();
     for (let i = 0; i < 500 && !c.applied(entry.found ? Buffer.from(entry.value).toString() : undefined); i++) {
@@ -100,7 +110,7 @@ describe('an update whose answer was lost after the store applied it', () => {
     connection.cut();
 
     const error = await outcome;
-    expect((await table.get(c.family, KEY))?.value, 'the other client\'s acknowledged write').toBe('other');
+    expect((await table.get(c.family, KEY))?.value, "the other client's acknowledged write").toBe('other');
     expect(error).toBeInstanceOf(UnavailableError);
     expect((error as UnavailableError).maybeApplied).toBe(true);
   });

@@ -63,7 +63,10 @@ describe('KeyValueTable under failures', () => {
     expect(failed.length).toBeLessThan(families.length);
     for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(UnavailableError);
 
-    const conditional = await table.putIfAbsent(failed[0], 'other', 'x').then(() => null, (e: unknown) => e);
+    const conditional = await table.putIfAbsent(failed[0], 'other', 'x').then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(conditional).toBeInstanceOf(UnavailableError);
 
     const revived = await startSegmentStore(path.join(cluster.root, 'segmentstore-0'), cluster.controllerAddress);
@@ -83,10 +86,16 @@ describe('KeyValueTable under failures', () => {
     const stores = cluster.stores.filter((s) => s.running);
     for (const s of stores) s.child.kill('SIGSTOP');
     try {
-      const read = await table.get('f', 'k').then(() => null, (e: unknown) => e);
+      const read = await table.get('f', 'k').then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(read).toBeInstanceOf(UnavailableError);
       // The store may have received the update: the client must not retry it blindly and says so.
-      const write = (await table.replace('f', 'k', 'w', v).then(() => null, (e: unknown) => e)) as UnavailableError;
+      const write = (await table.replace('f', 'k', 'w', v).then(
+        () => null,
+        (e: unknown) => e,
+      )) as UnavailableError;
       expect(write).toBeInstanceOf(UnavailableError);
       expect(write.maybeApplied).toBe(true);
     } finally {
@@ -101,7 +110,10 @@ describe('KeyValueTable under failures', () => {
   const SLACK_MS = 1_000;
   const timed = <T>(call: Promise<T>) => {
     const start = Date.now();
-    return call.then((): [number, unknown] => [Date.now() - start, null], (err: unknown): [number, unknown] => [Date.now() - start, err]);
+    return call.then(
+      (): [number, unknown] => [Date.now() - start, null],
+      (err: unknown): [number, unknown] => [Date.now() - start, err],
+    );
   };
   const timeoutMs = 2_000;
 

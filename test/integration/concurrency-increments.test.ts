@@ -42,43 +42,42 @@ describe('conditional increments under contention', () => {
   it.each([
     { family: null, label: 'family-less keys' },
     { family: 'counters', label: 'keys of one family (chunked)' },
-  ])('loses no update on $label: every counter equals its successful increments and each key has one version chain', async ({ family, label }) => {
-    const factories = Array.from({ length: CLIENTS }, () => KeyValueTableFactory.withScope('conc', { controller: cluster.controllerAddress }));
-    const tables = factories.map((f) => f.forKeyValueTable('counters', { keySerializer: Serializers.utf8, valueSerializer: Serializers.json }));
-    try {
-      // Seed the counters with 0 through one client; the seed versions start the chains.
-      const initial = new Map<string, Version>();
-      for (const key of KEYS) initial.set(key, await tables[0].put(family, key, 0));
+  ])(
+    'loses no update on $label: every counter equals its successful increments and each key has one version chain',
+    async ({ family, label }) => {
+      const factories = Array.from({ length: CLIENTS }, () => KeyValueTableFactory.withScope('conc', { controller: cluster.controllerAddress }));
+      const tables = factories.map((f) => f.forKeyValueTable('counters', { keySerializer: Serializers.utf8, valueSerializer: Serializers.json }));
+      try {
+        // Seed the counters with 0 through one client; the seed versions start the chains.
+        const initial = new Map<string, Version>();
+        for (const key of KEYS) initial.set(key, await tables[0].put(family, key, 0));
 
-      const deadline = Date.now() + TIME_BUDGET_MS;
-      const results = await Promise.all(tables.map((table, c) => runClient(table, family, c, deadline)));
-      const successes = results.flatMap((r) => r.successes);
-      const conflicts = results.reduce((n, r) => n + r.conflicts, 0);
+        const deadline = Date.now() + TIME_BUDGET_MS;
+        const results = await Promise.all(tables.map((table, c) => runClient(table, family, c, deadline)));
+        const successes = results.flatMap((r) => r.successes);
+        const conflicts = results.reduce((n, r) => n + r.conflicts, 0);
 
-      // Every client finished its quota (the budget is generous; a shortfall is reported, not hidden).
-      expect(results.map((r) => r.successes.length)).toEqual(new Array(CLIENTS).fill(INCREMENTS_PER_CLIENT));
-      expect(conflicts).toBeGreaterThan(0); // the keys really were contended
+        // Every client finished its quota (the budget is generous; a shortfall is reported, not hidden).
+        expect(results.map((r) => r.successes.length)).toEqual(new Array(CLIENTS).fill(INCREMENTS_PER_CLIENT));
+        expect(conflicts).toBeGreaterThan(0); // the keys really were contended
 
-      for (const key of KEYS) {
-        const mine = successes.filter((s) => s.key === key);
-        const entry = await tables[0].get(family, key);
-        expect(entry?.value).toBe(mine.length);
-        checkChain(key, initial.get(key)!, mine, entry!.version);
+        for (const key of KEYS) {
+          const mine = successes.filter((s) => s.key === key);
+          const entry = await tables[0].get(family, key);
+          expect(entry?.value).toBe(mine.length);
+          checkChain(key, initial.get(key)!, mine, entry!.version);
+        }
+        console.log(`concurrency-increments (${label}): ${successes.length} successful increments on ${KEYS.length} keys by ${CLIENTS} clients, ${conflicts} conflicts, no lost update`);
+      } finally {
+        for (const f of factories) await f.close();
       }
-      console.log(`concurrency-increments (${label}): ${successes.length} successful increments on ${KEYS.length} keys by ${CLIENTS} clients, ${conflicts} conflicts, no lost update`);
-    } finally {
-      for (const f of factories) await f.close();
-    }
-  }, 90_000);
+    },
+    90_000,
+  );
 });
 
 /** One client's loop: pick a hot key, read it, replace it with value + 1 at the version read. */
-async function runClient(
-  table: import('../../client').KeyValueTable<string, unknown>,
-  family: string | null,
-  client: number,
-  deadline: number,
-): Promise<{ successes: Success[]; conflicts: number }> {
+async function runClient(table: import('../../client').KeyValueTable<string, unknown>, family: string | null, client: number, deadline: number): Promise<{ successes: Success[]; conflicts: number }> {
   const random = mulberry32(1000 + client);
   const successes: Success[] = [];
   let conflicts = 0;

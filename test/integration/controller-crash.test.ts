@@ -85,7 +85,10 @@ describe('controller crash recovery', () => {
       const r = await restarted.call<Routing>('GetRouting', { scope: 'crash', table: 't' });
       expect(await cluster.hostedSegments()).toEqual(r.partitions.map((p) => p.segmentId).sort(compareIds));
       for (const [i, store] of cluster.stores.entries()) {
-        const owned = r.partitions.filter((p) => p.storeAddress === store.address).map((p) => p.segmentId).sort(compareIds);
+        const owned = r.partitions
+          .filter((p) => p.storeAddress === store.address)
+          .map((p) => p.segmentId)
+          .sort(compareIds);
         expect(await storeSegments(cluster.storeClients[i])).toEqual(owned);
       }
       expect(await restarted.call('CreateTable', { scope: 'crash', table: 't', config: { partitionCount: 4 } })).toEqual({ created: false });

@@ -64,9 +64,7 @@ describe('controller liveness', () => {
       fs.mkdirSync(path.join(dir.path, 'b'));
       fs.copyFileSync(path.join(dir.path, 'a', 'STORE_ID'), path.join(dir.path, 'b', 'STORE_ID'));
       second = await startSegmentStore(path.join(dir.path, 'b'), controller.address, ['--register-retry-max-ms', '200']);
-      const refusal = await waitFor('the refusal in the second store\'s log', async () =>
-        second!.logs.find((l) => String(l.msg).startsWith('controller refused the registration')),
-      );
+      const refusal = await waitFor("the refusal in the second store's log", async () => second!.logs.find((l) => String(l.msg).startsWith('controller refused the registration')));
       expect(String(refusal.msg)).toContain(`is live at ${first.address}`);
       expect(String(refusal.msg)).toContain(`${second.address} cannot take it`);
 

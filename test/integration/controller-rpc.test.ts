@@ -24,8 +24,7 @@ afterAll(async () => {
 });
 
 const createScope = (scope: string) => controller.call<{ created: boolean }>('CreateScope', { scope });
-const createTable = (scope: string, table: string, partitionCount: number) =>
-  controller.call<{ created: boolean }>('CreateTable', { scope, table, config: { partitionCount } });
+const createTable = (scope: string, table: string, partitionCount: number) => controller.call<{ created: boolean }>('CreateTable', { scope, table, config: { partitionCount } });
 const deleteTable = (scope: string, table: string) => controller.call<{ deleted: boolean }>('DeleteTable', { scope, table });
 const routing = (scope: string, table: string) => controller.call<Routing>('GetRouting', { scope, table });
 
@@ -130,17 +129,14 @@ describe('Controller table operations under concurrency', () => {
     await createScope('race');
     let balance = 0;
     for (let round = 0; round < 4; round++) {
-      const results = await Promise.all([
-        createTable('race', 't', 3),
-        deleteTable('race', 't'),
-        createTable('race', 't', 2),
-        deleteTable('race', 't'),
-        createTable('race', 't', 3),
-      ]);
+      const results = await Promise.all([createTable('race', 't', 3), deleteTable('race', 't'), createTable('race', 't', 2), deleteTable('race', 't'), createTable('race', 't', 3)]);
       for (const r of results) balance += 'created' in r ? Number(r.created) : -Number(r.deleted);
       expect(balance === 0 || balance === 1).toBe(true);
     }
-    const exists = await controller.call<TableInfo>('GetTable', { scope: 'race', table: 't' }).then(() => true, () => false);
+    const exists = await controller.call<TableInfo>('GetTable', { scope: 'race', table: 't' }).then(
+      () => true,
+      () => false,
+    );
     expect(exists).toBe(balance === 1);
 
     // Every segment any store hosts belongs to a table in the metadata, and every partition's segment exists.

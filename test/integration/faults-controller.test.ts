@@ -14,7 +14,11 @@ import { TestCluster } from '../harness/process';
 
 /** Short deadlines so calls during the outage fail fast; enough retries to outlast one reconnect backoff (≤ 1 s). */
 const CLIENT = { timeoutMs: 3_000, retry: { maxRetries: 8, initialBackoffMs: 50, maxBackoffMs: 400 } };
-const TABLES = [['ctl-a', 'one', 1], ['ctl-a', 'four', 4], ['ctl-b', 'eight', 8]] as const;
+const TABLES = [
+  ['ctl-a', 'one', 1],
+  ['ctl-a', 'four', 4],
+  ['ctl-b', 'eight', 8],
+] as const;
 
 async function listAll(manager: KeyValueTableManager, scope: string): Promise<string[]> {
   const names: string[] = [];

@@ -72,13 +72,16 @@ describe('the whole cluster restarted under load', () => {
     expect(oracle.observedMismatches).toEqual([]);
     expect(signals.SIGKILL).toBeGreaterThan(0);
     expect(signals.SIGTERM).toBeGreaterThan(0);
-    console.log(`faults-restarts: ${CYCLES} cycles, ${signals.SIGKILL} SIGKILL + ${signals.SIGTERM} SIGTERM, ` +
-      `${oracle.acknowledged} acknowledged writes, ${oracle.uncertain} of unknown outcome, ${data.size} keys checked`);
+    console.log(
+      `faults-restarts: ${CYCLES} cycles, ${signals.SIGKILL} SIGKILL + ${signals.SIGTERM} SIGTERM, ` +
+        `${oracle.acknowledged} acknowledged writes, ${oracle.uncertain} of unknown outcome, ${data.size} keys checked`,
+    );
   }, 180_000);
 });
 
 function failuresOtherThanUnavailable(ops: OpRecord[], cycle: number): string[] {
-  return ops.filter((op) => !op.ok && !(op.error instanceof UnavailableError))
+  return ops
+    .filter((op) => !op.ok && !(op.error instanceof UnavailableError))
     .map((op) => `cycle ${cycle}: ${op.kind} ${op.family}: ${op.error instanceof Error ? `${op.error.name}: ${op.error.message}` : String(op.error)}`);
 }
 

@@ -72,7 +72,7 @@ describe('a segment store killed under load', () => {
       let killedAt = Infinity;
       const killFrom = load.finished + WRITERS * 10;
       const killer = (async () => {
-        for (const giveUp = Date.now() + 3_000; load.finished < killFrom && Date.now() < giveUp; ) await new Promise((r) => setTimeout(r, 5));
+        for (const giveUp = Date.now() + 3_000; load.finished < killFrom && Date.now() < giveUp;) await new Promise((r) => setTimeout(r, 5));
         await victim.kill('SIGKILL');
         killedAt = Date.now();
       })();
@@ -100,8 +100,10 @@ describe('a segment store killed under load', () => {
       expect(oracle.versionRegressions).toEqual([]);
       expect(oracle.observedMismatches).toEqual([]);
       expect(oracle.acknowledged).toBeGreaterThan(WRITERS * 20);
-      console.log(`faults-segmentstore: ${oracle.acknowledged} acknowledged writes, ${oracle.uncertain} of unknown outcome, ` +
-        `${victimOps.length} calls failed fast on the dead store, ${otherOps.length} served by the live one; revived on port ${revived.port} (was ${victim.port})`);
+      console.log(
+        `faults-segmentstore: ${oracle.acknowledged} acknowledged writes, ${oracle.uncertain} of unknown outcome, ` +
+          `${victimOps.length} calls failed fast on the dead store, ${otherOps.length} served by the live one; revived on port ${revived.port} (was ${victim.port})`,
+      );
     } finally {
       for (const f of factories) await f.close();
     }
@@ -145,7 +147,7 @@ describe('a segment store killed under coalesced batches near the message limit'
       let deadAt = Infinity;
       const killFrom = load.finished + onVictim.size / 2;
       const killer = (async () => {
-        for (const giveUp = Date.now() + 5_000; load.finished < killFrom && Date.now() < giveUp; ) await new Promise((r) => setTimeout(r, 5));
+        for (const giveUp = Date.now() + 5_000; load.finished < killFrom && Date.now() < giveUp;) await new Promise((r) => setTimeout(r, 5));
         await victim.kill('SIGKILL');
         deadAt = Date.now();
       })();
@@ -176,9 +178,11 @@ describe('a segment store killed under coalesced batches near the message limit'
       expect(probe.calls.filter((bytes) => bytes > MAX_MESSAGE_BYTES).map((bytes) => `${bytes} bytes`)).toEqual([]);
       expect(probe.atLeast(12 * MiB)).toBeGreaterThanOrEqual(10);
       const failed = during.filter((c) => c.error !== undefined);
-      console.log(`faults-segmentstore, long families: ${load.families.length} writers, ${oracle.acknowledged} acknowledged batches, ${oracle.uncertain} of unknown outcome, ` +
-        `${failed.length} calls failed on the dead store (${afterDeath.length} made after it died, the longest failing call ${Math.max(...failed.map((c) => c.endedAt - c.startedAt))} ms ` +
-        `against a ${BIG_CLIENT.timeoutMs} ms deadline); ${probe.calls.length} Execute calls carrying ${(probe.total / MiB).toFixed(0)} MiB, the largest ${(probe.largest / MiB).toFixed(1)} MiB`);
+      console.log(
+        `faults-segmentstore, long families: ${load.families.length} writers, ${oracle.acknowledged} acknowledged batches, ${oracle.uncertain} of unknown outcome, ` +
+          `${failed.length} calls failed on the dead store (${afterDeath.length} made after it died, the longest failing call ${Math.max(...failed.map((c) => c.endedAt - c.startedAt))} ms ` +
+          `against a ${BIG_CLIENT.timeoutMs} ms deadline); ${probe.calls.length} Execute calls carrying ${(probe.total / MiB).toFixed(0)} MiB, the largest ${(probe.largest / MiB).toFixed(1)} MiB`,
+      );
     } finally {
       await factory.close();
     }
@@ -190,7 +194,12 @@ function storeIdOf(store: KvtProcess): string {
 }
 
 function showCall(c: BatchCall): string {
-  const error = c.error instanceof UnavailableError ? `${c.error.name} (maybeApplied ${c.error.maybeApplied}): ${c.error.message}` : c.error instanceof Error ? `${c.error.name}: ${c.error.message}` : String(c.error);
+  const error =
+    c.error instanceof UnavailableError
+      ? `${c.error.name} (maybeApplied ${c.error.maybeApplied}): ${c.error.message}`
+      : c.error instanceof Error
+        ? `${c.error.name}: ${c.error.message}`
+        : String(c.error);
   return `${c.kind} of writer ${c.writer}: ${c.error === undefined ? 'ok' : error}`;
 }
 

@@ -36,8 +36,7 @@ const SEED = envCount('KVT_FUZZ_SEED', 0);
 const CASES_TIMEOUT_MS = 120_000 * Math.max(1, CASES_PER_SERVICE / 2_000);
 const PARALLEL = 32;
 const MARKER = 'XMARKERX';
-const ACCEPTED = new Set([grpc.status.OK, grpc.status.INVALID_ARGUMENT, grpc.status.NOT_FOUND, grpc.status.FAILED_PRECONDITION,
-  grpc.status.RESOURCE_EXHAUSTED, grpc.status.OUT_OF_RANGE]);
+const ACCEPTED = new Set([grpc.status.OK, grpc.status.INVALID_ARGUMENT, grpc.status.NOT_FOUND, grpc.status.FAILED_PRECONDITION, grpc.status.RESOURCE_EXHAUSTED, grpc.status.OUT_OF_RANGE]);
 
 function envCount(name: string, fallback: number): number {
   const given = process.env[name];
@@ -80,7 +79,11 @@ describe('RPC fuzzing', () => {
     await manager.createKeyValueTable('fuzz', 'target', { partitionCount: 2 });
     await using factory = KeyValueTableFactory.withScope('safe', { controller: cluster.controllerAddress });
     const table = factory.forKeyValueTable('protected', { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 });
-    for (let f = 0; f < 20; f++) await table.putAll(`fam-${f}`, Array.from({ length: 10 }, (_, k) => [`key-${k}`, `value-${f}-${k}`] as const));
+    for (let f = 0; f < 20; f++)
+      await table.putAll(
+        `fam-${f}`,
+        Array.from({ length: 10 }, (_, k) => [`key-${k}`, `value-${f}-${k}`] as const),
+      );
     for (let k = 0; k < 50; k++) await table.put(null, `loose-${k}`, `v${k}`);
 
     const routing = await fetchRouting(cluster.controllerAddress, 'safe', 'protected');
@@ -108,8 +111,7 @@ describe('RPC fuzzing', () => {
     return { data, meta: JSON.stringify({ config, partitions }) };
   }
 
-  const isProtected = (d: Record<string, unknown>) =>
-    stringsNamed(d, 'segmentId').some((id) => protectedSegments.some((p) => p.ids.some((q) => sameId(id, q))));
+  const isProtected = (d: Record<string, unknown>) => stringsNamed(d, 'segmentId').some((id) => protectedSegments.some((p) => p.ids.some((q) => sameId(id, q))));
 
   function segmentStoreTargets(): Target[] {
     const seg = () => fuzzSegment;
@@ -119,18 +121,50 @@ describe('RPC fuzzing', () => {
       { type: 'REMOVE', family: MARKER, key: Buffer.from('k3'), condition: { kind: 'NOT_EXISTS' } },
       { type: 'REMOVE_RANGE', family: MARKER, rangeFrom: Buffer.from('a'), rangeTo: Buffer.from('z'), rangePrefix: Buffer.from('k') },
     ];
-    const get = { segmentId: seg(), keys: [{ family: MARKER, key: Buffer.from('k1') }, { family: '', key: Buffer.from('loose') }] };
+    const get = {
+      segmentId: seg(),
+      keys: [
+        { family: MARKER, key: Buffer.from('k1') },
+        { family: '', key: Buffer.from('loose') },
+      ],
+    };
     return [
-      { method: 'CreateSegment', seeds: [{ segmentId: '4242424242', table: MARKER }],
-        skip: (d) => isProtected(d) || stringsNamed(d, 'segmentId').some((id) => /^\d+$/.test(id) && BigInt(id) < 1_000_000n) },
+      {
+        method: 'CreateSegment',
+        seeds: [{ segmentId: '4242424242', table: MARKER }],
+        skip: (d) => isProtected(d) || stringsNamed(d, 'segmentId').some((id) => /^\d+$/.test(id) && BigInt(id) < 1_000_000n),
+      },
       // Deleting the fuzz segment itself is a valid call, but the checks after the fuzz need it.
       { method: 'DeleteSegment', seeds: [{ segmentId: '4242424243' }], skip: (d) => isProtected(d) || stringsNamed(d, 'segmentId').some((id) => sameId(id, fuzzSegment)) },
       { method: 'GetSegmentInfo', seeds: [{ segmentId: seg() }, { segmentId: '99999' }] },
       { method: 'ListSegments', seeds: [{}] },
-      { method: 'Update', seeds: [{ segmentId: seg(), modifications: mods }, { segmentId: seg(), modifications: [mods[1]] }], skip: isProtected },
+      {
+        method: 'Update',
+        seeds: [
+          { segmentId: seg(), modifications: mods },
+          { segmentId: seg(), modifications: [mods[1]] },
+        ],
+        skip: isProtected,
+      },
       { method: 'Get', seeds: [get] },
-      { method: 'Iterate', seeds: [{ segmentId: seg(), family: MARKER, includeValues: true, maxItems: 5, prefix: Buffer.from('k'), from: Buffer.from('a'),
-        to: Buffer.from('z'), toInclusive: true, reverse: true, hasAfter: true, after: Buffer.from('k1') }] },
+      {
+        method: 'Iterate',
+        seeds: [
+          {
+            segmentId: seg(),
+            family: MARKER,
+            includeValues: true,
+            maxItems: 5,
+            prefix: Buffer.from('k'),
+            from: Buffer.from('a'),
+            to: Buffer.from('z'),
+            toInclusive: true,
+            reverse: true,
+            hasAfter: true,
+            after: Buffer.from('k1'),
+          },
+        ],
+      },
       { method: 'Scan', seeds: [{ segmentId: seg(), includeValues: true, maxItems: 7, after: Buffer.from('0a0b', 'hex') }] },
       { method: 'Execute', seeds: [{ requests: [{ update: { segmentId: seg(), modifications: mods.slice(0, 2) } }, { get }] }], skip: isProtected },
     ];
@@ -149,7 +183,13 @@ describe('RPC fuzzing', () => {
       { method: 'GetTable', seeds: [read, missing] },
       { method: 'UpdateTable', seeds: [{ ...missing, config: { partitionCount: 3 } }], skip: scopeExists },
       { method: 'DeleteTable', seeds: [missing], skip: scopeExists },
-      { method: 'ListTables', seeds: [{ scope: 'safe', continuationToken: MARKER, limit: 2 }, { scope: MARKER, continuationToken: '', limit: 0 }] },
+      {
+        method: 'ListTables',
+        seeds: [
+          { scope: 'safe', continuationToken: MARKER, limit: 2 },
+          { scope: MARKER, continuationToken: '', limit: 0 },
+        ],
+      },
       { method: 'GetRouting', seeds: [read, missing] },
       { method: 'DescribeTable', seeds: [read, missing] },
       // A registration that decodes with a store id would add a store (or move a real one): skipped.
@@ -184,14 +224,16 @@ describe('RPC fuzzing', () => {
             continue;
           }
           tally.sent++;
-          batch.push(caller.call(codec.path, bytes).then((outcome) => {
-            tally.codes[grpc.status[outcome.code]] = (tally.codes[grpc.status[outcome.code]] ?? 0) + 1;
-            if (outcome.code === grpc.status.OK && decoded) target.accepted?.(decoded);
-            const untyped = outcome.code !== grpc.status.OK && outcome.code !== grpc.status.RESOURCE_EXHAUSTED && !outcome.errorCode;
-            if (!ACCEPTED.has(outcome.code) || untyped) {
-              tally.violations.push(`${target.method} case ${i}: ${grpc.status[outcome.code]} ${outcome.details} [${bytes.subarray(0, 48).toString('hex')}]`);
-            }
-          }));
+          batch.push(
+            caller.call(codec.path, bytes).then((outcome) => {
+              tally.codes[grpc.status[outcome.code]] = (tally.codes[grpc.status[outcome.code]] ?? 0) + 1;
+              if (outcome.code === grpc.status.OK && decoded) target.accepted?.(decoded);
+              const untyped = outcome.code !== grpc.status.OK && outcome.code !== grpc.status.RESOURCE_EXHAUSTED && !outcome.errorCode;
+              if (!ACCEPTED.has(outcome.code) || untyped) {
+                tally.violations.push(`${target.method} case ${i}: ${grpc.status[outcome.code]} ${outcome.details} [${bytes.subarray(0, 48).toString('hex')}]`);
+              }
+            }),
+          );
         }
         await Promise.all(batch);
       }
@@ -201,21 +243,29 @@ describe('RPC fuzzing', () => {
     return tally;
   }
 
-  it(`answers ${CASES_PER_SERVICE} fuzzed segment-store requests with OK or a typed error and changes no protected data`, async () => {
-    const tallies = await Promise.all(cluster.stores.map((s, i) => fuzzService('SegmentStore', s.address, segmentStoreTargets(), 100 + i)));
-    const tally = merge(tallies);
-    expect(tally.violations.slice(0, 20)).toEqual([]);
-    expect(tally.sent).toBeGreaterThan(CASES_PER_SERVICE); // two stores; skips are few
-    expect(cluster.stores.every((s) => s.running)).toBe(true);
-    console.log(`fuzz-rpc SegmentStore: ${tally.sent} cases sent, ${tally.skipped} skipped (would address protected data or delete the fuzz segment), codes ${JSON.stringify(tally.codes)}`);
-  }, CASES_TIMEOUT_MS);
+  it(
+    `answers ${CASES_PER_SERVICE} fuzzed segment-store requests with OK or a typed error and changes no protected data`,
+    async () => {
+      const tallies = await Promise.all(cluster.stores.map((s, i) => fuzzService('SegmentStore', s.address, segmentStoreTargets(), 100 + i)));
+      const tally = merge(tallies);
+      expect(tally.violations.slice(0, 20)).toEqual([]);
+      expect(tally.sent).toBeGreaterThan(CASES_PER_SERVICE); // two stores; skips are few
+      expect(cluster.stores.every((s) => s.running)).toBe(true);
+      console.log(`fuzz-rpc SegmentStore: ${tally.sent} cases sent, ${tally.skipped} skipped (would address protected data or delete the fuzz segment), codes ${JSON.stringify(tally.codes)}`);
+    },
+    CASES_TIMEOUT_MS,
+  );
 
-  it(`answers ${CASES_PER_SERVICE} fuzzed controller requests with OK or a typed error and keeps all metadata`, async () => {
-    const tally = await fuzzService('Controller', cluster.controllerAddress, controllerTargets(), 200);
-    expect(tally.violations.slice(0, 20)).toEqual([]);
-    expect(cluster.controller.running).toBe(true);
-    console.log(`fuzz-rpc Controller: ${tally.sent} cases sent, ${tally.skipped} skipped (would touch protected state), codes ${JSON.stringify(tally.codes)}`);
-  }, CASES_TIMEOUT_MS);
+  it(
+    `answers ${CASES_PER_SERVICE} fuzzed controller requests with OK or a typed error and keeps all metadata`,
+    async () => {
+      const tally = await fuzzService('Controller', cluster.controllerAddress, controllerTargets(), 200);
+      expect(tally.violations.slice(0, 20)).toEqual([]);
+      expect(cluster.controller.running).toBe(true);
+      console.log(`fuzz-rpc Controller: ${tally.sent} cases sent, ${tally.skipped} skipped (would touch protected state), codes ${JSON.stringify(tally.codes)}`);
+    },
+    CASES_TIMEOUT_MS,
+  );
 
   it('answers fuzzed ExecuteStream messages with a response or a typed error, ending a stream only on a malformed one after answering those before it', async () => {
     const random = mulberry32(400 + SEED * 1000);
@@ -225,60 +275,65 @@ describe('RPC fuzzing', () => {
     const tally: Tally = { sent: 0, skipped: 0, codes: {}, violations: [] };
     let answers = 0;
     let pageErrors = 0;
-    await Promise.all(cluster.stores.map(async (store, s) => {
-      const caller = new RawCaller(store.address);
-      try {
-        for (let batch = 0; batch < 100; batch++) {
-          // The cases that decode go first; half of the streams then get one that does not. "Decodes" as
-          // the store decodes: stricter than protobufjs, which lets a field overrun its parent message;
-          // a message whose request or iterate alone does not decode is answered under its id.
-          const good: Buffer[] = [];
-          const bad: Buffer[] = [];
-          for (let i = 0; i < 20; i++) {
-            const seed = i % 3 === 2
-              ? { id: 1 + i, iterate: { segmentId: fuzzSegment, family: MARKER, includeValues: true, maxItems: 5, prefix: Buffer.from('k'), reverse: true } }
-              : { id: 1 + i, request: inner.seeds[0] };
-            const bytes = fuzzCase(stream.encode(seed), random);
-            let decoded: Record<string, unknown> | undefined;
-            try {
-              decoded = { ...decodeExecuteStreamRequest(bytes) };
-            } catch {
-              decoded = undefined;
+    await Promise.all(
+      cluster.stores.map(async (store, s) => {
+        const caller = new RawCaller(store.address);
+        try {
+          for (let batch = 0; batch < 100; batch++) {
+            // The cases that decode go first; half of the streams then get one that does not. "Decodes" as
+            // the store decodes: stricter than protobufjs, which lets a field overrun its parent message;
+            // a message whose request or iterate alone does not decode is answered under its id.
+            const good: Buffer[] = [];
+            const bad: Buffer[] = [];
+            for (let i = 0; i < 20; i++) {
+              const seed =
+                i % 3 === 2
+                  ? { id: 1 + i, iterate: { segmentId: fuzzSegment, family: MARKER, includeValues: true, maxItems: 5, prefix: Buffer.from('k'), reverse: true } }
+                  : { id: 1 + i, request: inner.seeds[0] };
+              const bytes = fuzzCase(stream.encode(seed), random);
+              let decoded: Record<string, unknown> | undefined;
+              try {
+                decoded = { ...decodeExecuteStreamRequest(bytes) };
+              } catch {
+                decoded = undefined;
+              }
+              if (decoded && isProtected(decoded)) tally.skipped++;
+              else (decoded ? good : bad).push(bytes);
             }
-            if (decoded && isProtected(decoded)) tally.skipped++;
-            else (decoded ? good : bad).push(bytes);
+            const malformed = batch % 2 === 1 && bad.length > 0;
+            const messages = malformed ? [...good, bad[0]] : good;
+            tally.sent += messages.length;
+            const outcome = await caller.stream(stream.path, messages);
+            tally.codes[grpc.status[outcome.code]] = (tally.codes[grpc.status[outcome.code]] ?? 0) + 1;
+            const where = `store ${s} batch ${batch}`;
+            // Every message before the malformed one answered; then OK, or INVALID_ARGUMENT (with the
+            // trailer) at the malformed one.
+            if (malformed ? outcome.code !== grpc.status.INVALID_ARGUMENT || outcome.errorCode !== 'INVALID_ARGUMENT' : outcome.code !== grpc.status.OK) {
+              tally.violations.push(`${where}: ${grpc.status[outcome.code]} ${outcome.details}`);
+            }
+            if (outcome.answers.length !== good.length) tally.violations.push(`${where}: ${outcome.answers.length} answers to ${good.length} messages`);
+            for (const a of outcome.answers) {
+              answers++;
+              const msg = responses.responseDeserialize(a) as ExecuteStreamResponse;
+              const codes = [msg.error?.code, ...(msg.response?.responses ?? []).map((r) => r.error?.code)];
+              if (msg.error?.code === 'INVALID_ARGUMENT' || msg.error?.code === 'SEGMENT_NOT_FOUND') pageErrors++;
+              if (codes.includes('INTERNAL')) tally.violations.push(`${where}: INTERNAL ${JSON.stringify(msg).slice(0, 200)}`);
+            }
           }
-          const malformed = batch % 2 === 1 && bad.length > 0;
-          const messages = malformed ? [...good, bad[0]] : good;
-          tally.sent += messages.length;
-          const outcome = await caller.stream(stream.path, messages);
-          tally.codes[grpc.status[outcome.code]] = (tally.codes[grpc.status[outcome.code]] ?? 0) + 1;
-          const where = `store ${s} batch ${batch}`;
-          // Every message before the malformed one answered; then OK, or INVALID_ARGUMENT (with the
-          // trailer) at the malformed one.
-          if (malformed ? outcome.code !== grpc.status.INVALID_ARGUMENT || outcome.errorCode !== 'INVALID_ARGUMENT' : outcome.code !== grpc.status.OK) {
-            tally.violations.push(`${where}: ${grpc.status[outcome.code]} ${outcome.details}`);
-          }
-          if (outcome.answers.length !== good.length) tally.violations.push(`${where}: ${outcome.answers.length} answers to ${good.length} messages`);
-          for (const a of outcome.answers) {
-            answers++;
-            const msg = responses.responseDeserialize(a) as ExecuteStreamResponse;
-            const codes = [msg.error?.code, ...(msg.response?.responses ?? []).map((r) => r.error?.code)];
-            if (msg.error?.code === 'INVALID_ARGUMENT' || msg.error?.code === 'SEGMENT_NOT_FOUND') pageErrors++;
-            if (codes.includes('INTERNAL')) tally.violations.push(`${where}: INTERNAL ${JSON.stringify(msg).slice(0, 200)}`);
-          }
+        } finally {
+          caller.close();
         }
-      } finally {
-        caller.close();
-      }
-    }));
+      }),
+    );
     expect(tally.violations.slice(0, 20)).toEqual([]);
     expect(tally.sent).toBeGreaterThan(500);
     expect(answers).toBeGreaterThan(300);
     expect(tally.codes.INVALID_ARGUMENT).toBeGreaterThan(0);
     expect(cluster.stores.every((p) => p.running)).toBe(true);
     expect(pageErrors).toBeGreaterThan(0); // mutated iterator requests refused as messages, the stream kept
-    console.log(`fuzz-rpc ExecuteStream: ${tally.sent} messages sent on ${Object.values(tally.codes).reduce((a, b) => a + b, 0)} streams, ${answers} answered, ${tally.skipped} skipped, stream ends ${JSON.stringify(tally.codes)}`);
+    console.log(
+      `fuzz-rpc ExecuteStream: ${tally.sent} messages sent on ${Object.values(tally.codes).reduce((a, b) => a + b, 0)} streams, ${answers} answered, ${tally.skipped} skipped, stream ends ${JSON.stringify(tally.codes)}`,
+    );
   }, 120_000);
 
   it('rejects oversized messages, invalid UTF-8 and huge pages with the right codes', async () => {
@@ -351,7 +406,10 @@ describe('RPC fuzzing', () => {
       if (bad === token) continue;
       const outcome = await (async () => {
         for await (const page of table.keyIterator('fam-1', { fromState: bad })) void page;
-      })().then(() => null, (err: unknown) => err);
+      })().then(
+        () => null,
+        (err: unknown) => err,
+      );
       expect(outcome, JSON.stringify(bad)).toBeInstanceOf(InvalidArgumentError);
       tokens++;
     }

@@ -53,50 +53,64 @@ describe('linearizability of batches near the message limit in 2,048-byte key fa
     await cluster?.[Symbol.asyncDispose]();
   });
 
-  it(`keeps every family's history linearizable while one coalescer packs calls up to the message limit and the stores are SIGKILLed (seed ${SEED}, ${SECONDS} s)`, async () => {
-    const seed = SEED * 1000 + 700;
-    const routing = await createTable(cluster, 'big');
-    const families = onStores(routing, 'big', (i) => longFamily(`big${i}`), FAMILIES_ON_STORES).flat();
-    const recorder = new HistoryRecorder();
-    const kills = { count: 0 };
-    const factory = KeyValueTableFactory.withScope('lin', { controller: cluster.controllerAddress, ...CLIENT });
-    const probe = new ExecuteCallProbe(factory);
-    let lanes: BigBatchClient[] = [];
-    try {
-      const table = factory.forKeyValueTable('big', { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 });
-      lanes = families.flatMap((family, f) => Array.from({ length: LANES_PER_FAMILY }, (_, l) => {
-        const lane = f * LANES_PER_FAMILY + l;
-        return new BigBatchClient(lane, table, recorder, { families: [family], familyKeys: BIG_FAMILY_KEYS, soloKeys: [] }, mulberry32(seed * 1000 + lane));
-      }));
-      const end = Date.now() + SECONDS * 1000;
-      const killing = killStores(cluster, seed, end, kills);
-      await Promise.all(lanes.map((lane) => lane.run(MAX_OPS_PER_LANE, () => Date.now() >= end)));
-      await killing;
-      // Everything is up again: a last read of every family.
-      for (const lane of lanes.filter((_, i) => i % LANES_PER_FAMILY === 0)) await lane.readEverything();
-    } finally {
-      await factory.close();
-    }
-    const check = checkKvHistory(recorder.ops);
-    const found = violationsOf(check);
-    const shapes = lanes.reduce((sum, lane) => { for (const [k, v] of Object.entries(lane.shapes)) sum[k as keyof BigBatchShapes] += v; return sum; }, { putAll: 0, update: 0, getAll: 0, small: 0, iterations: 0 });
-    const fullBatches = recorder.ops.filter((op) => op.f === 'update' && op.outcome.type === 'ok' && op.mods.length >= BIG_FAMILY_KEYS.length - 1).length;
-    const counts = recorder.counts;
-    console.log(`linearizability of large batches: seed ${SEED}, ${SECONDS} s, ${lanes.length} lanes on ${families.length} families, ${recorder.ops.length} operations checked ` +
-      `(${fullBatches} full batches acknowledged, ${counts.conditionFailed} failed conditions, ${counts.unknown} of unknown outcome, ${counts.notApplied} surely not applied), ` +
-      `shapes ${JSON.stringify(shapes)}, ${kills.count} store SIGKILLs; ${probe.calls.length} Execute calls carrying ${(probe.total / MiB).toFixed(0)} MiB, ` +
-      `the largest ${(probe.largest / MiB).toFixed(1)} MiB, ${probe.atLeast(16 * MiB)} of 16 MiB or more, ${probe.atLeast(MAX_MESSAGE_BYTES + 1)} over the message limit; checker ${check.groups.reduce((n, g) => n + g.ms, 0)} ms over ` +
-      `${check.groups.reduce((n, g) => n + g.states, 0)} states, ${found.length} violation(s)`);
-    if (found.length > 0) found.unshift(`history in ${keepHistory(recorder.ops, seed)}`);
-    expect(recorder.unexpected).toEqual([]);
-    expect(found.join('\n\n')).toBe('');
+  it(
+    `keeps every family's history linearizable while one coalescer packs calls up to the message limit and the stores are SIGKILLed (seed ${SEED}, ${SECONDS} s)`,
+    async () => {
+      const seed = SEED * 1000 + 700;
+      const routing = await createTable(cluster, 'big');
+      const families = onStores(routing, 'big', (i) => longFamily(`big${i}`), FAMILIES_ON_STORES).flat();
+      const recorder = new HistoryRecorder();
+      const kills = { count: 0 };
+      const factory = KeyValueTableFactory.withScope('lin', { controller: cluster.controllerAddress, ...CLIENT });
+      const probe = new ExecuteCallProbe(factory);
+      let lanes: BigBatchClient[] = [];
+      try {
+        const table = factory.forKeyValueTable('big', { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 });
+        lanes = families.flatMap((family, f) =>
+          Array.from({ length: LANES_PER_FAMILY }, (_, l) => {
+            const lane = f * LANES_PER_FAMILY + l;
+            return new BigBatchClient(lane, table, recorder, { families: [family], familyKeys: BIG_FAMILY_KEYS, soloKeys: [] }, mulberry32(seed * 1000 + lane));
+          }),
+        );
+        const end = Date.now() + SECONDS * 1000;
+        const killing = killStores(cluster, seed, end, kills);
+        await Promise.all(lanes.map((lane) => lane.run(MAX_OPS_PER_LANE, () => Date.now() >= end)));
+        await killing;
+        // Everything is up again: a last read of every family.
+        for (const lane of lanes.filter((_, i) => i % LANES_PER_FAMILY === 0)) await lane.readEverything();
+      } finally {
+        await factory.close();
+      }
+      const check = checkKvHistory(recorder.ops);
+      const found = violationsOf(check);
+      const shapes = lanes.reduce(
+        (sum, lane) => {
+          for (const [k, v] of Object.entries(lane.shapes)) sum[k as keyof BigBatchShapes] += v;
+          return sum;
+        },
+        { putAll: 0, update: 0, getAll: 0, small: 0, iterations: 0 },
+      );
+      const fullBatches = recorder.ops.filter((op) => op.f === 'update' && op.outcome.type === 'ok' && op.mods.length >= BIG_FAMILY_KEYS.length - 1).length;
+      const counts = recorder.counts;
+      console.log(
+        `linearizability of large batches: seed ${SEED}, ${SECONDS} s, ${lanes.length} lanes on ${families.length} families, ${recorder.ops.length} operations checked ` +
+          `(${fullBatches} full batches acknowledged, ${counts.conditionFailed} failed conditions, ${counts.unknown} of unknown outcome, ${counts.notApplied} surely not applied), ` +
+          `shapes ${JSON.stringify(shapes)}, ${kills.count} store SIGKILLs; ${probe.calls.length} Execute calls carrying ${(probe.total / MiB).toFixed(0)} MiB, ` +
+          `the largest ${(probe.largest / MiB).toFixed(1)} MiB, ${probe.atLeast(16 * MiB)} of 16 MiB or more, ${probe.atLeast(MAX_MESSAGE_BYTES + 1)} over the message limit; checker ${check.groups.reduce((n, g) => n + g.ms, 0)} ms over ` +
+          `${check.groups.reduce((n, g) => n + g.states, 0)} states, ${found.length} violation(s)`,
+      );
+      if (found.length > 0) found.unshift(`history in ${keepHistory(recorder.ops, seed)}`);
+      expect(recorder.unexpected).toEqual([]);
+      expect(found.join('\n\n')).toBe('');
 
-    // No call over a message; calls packed near it, many of them large; full batches acknowledged.
-    expect(probe.calls.filter((bytes) => bytes > MAX_MESSAGE_BYTES).map((bytes) => `${bytes} bytes`)).toEqual([]);
-    expect(probe.largest).toBeGreaterThan(48 * MiB);
-    expect(probe.atLeast(16 * MiB)).toBeGreaterThanOrEqual(5);
-    expect(fullBatches).toBeGreaterThanOrEqual(20);
-    expect(counts.conditionFailed).toBeGreaterThan(0);
-    expect(kills.count).toBeGreaterThan(0);
-  }, (SECONDS + 90) * 1000);
+      // No call over a message; calls packed near it, many of them large; full batches acknowledged.
+      expect(probe.calls.filter((bytes) => bytes > MAX_MESSAGE_BYTES).map((bytes) => `${bytes} bytes`)).toEqual([]);
+      expect(probe.largest).toBeGreaterThan(48 * MiB);
+      expect(probe.atLeast(16 * MiB)).toBeGreaterThanOrEqual(5);
+      expect(fullBatches).toBeGreaterThanOrEqual(20);
+      expect(counts.conditionFailed).toBeGreaterThan(0);
+      expect(kills.count).toBeGreaterThan(0);
+    },
+    (SECONDS + 90) * 1000,
+  );
 });

@@ -80,48 +80,60 @@ describe('linearizability across a table deleted and created again with other pa
     }
   }
 
-  it(`keeps each incarnation's history linearizable from an empty table, live handles following every re-creation (seed ${SEED}, ${SECONDS} s)`, async () => {
-    const seed = SEED * 1000 + 900;
-    const incarnations: Incarnation[] = [];
-    await create(incarnations, 0);
-    const keys = { families: ['f0', 'f1', longFamily('L0')], familyKeys: ['a1', 'a2', 'b1', 'b2'], soloKeys: Array.from({ length: 10 }, (_, i) => `s${i}`) };
-    const recorder = new HistoryRecorder((err) => err instanceof TableNotFoundError || err instanceof TableNotActiveError);
-    // The last client sends unary Execute and Iterate calls instead of stream messages.
-    const factories = Array.from({ length: CLIENTS }, (_, c) => KeyValueTableFactory.withScope('lin', {
-      controller: cluster.controllerAddress, ...CLIENT, ...(c === CLIENTS - 1 ? { coalescing: { streams: false } } : {}),
-    }));
-    let clients: RecreationClient[] = [];
-    try {
-      clients = factories.map((f, c) => new RecreationClient(c, f.forKeyValueTable(TABLE, { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 }), recorder, keys, mulberry32(seed * 100 + c)));
-      const end = Date.now() + SECONDS * 1000;
-      const recreating = recreate(incarnations, end, mulberry32(seed));
-      await Promise.all(clients.map((c) => c.run(MAX_OPS_PER_CLIENT, () => Date.now() >= end)));
-      await recreating;
-      for (const c of clients) await c.readEverything();
-    } finally {
-      for (const f of factories) await f.close();
-    }
+  it(
+    `keeps each incarnation's history linearizable from an empty table, live handles following every re-creation (seed ${SEED}, ${SECONDS} s)`,
+    async () => {
+      const seed = SEED * 1000 + 900;
+      const incarnations: Incarnation[] = [];
+      await create(incarnations, 0);
+      const keys = { families: ['f0', 'f1', longFamily('L0')], familyKeys: ['a1', 'a2', 'b1', 'b2'], soloKeys: Array.from({ length: 10 }, (_, i) => `s${i}`) };
+      const recorder = new HistoryRecorder((err) => err instanceof TableNotFoundError || err instanceof TableNotActiveError);
+      // The last client sends unary Execute and Iterate calls instead of stream messages.
+      const factories = Array.from({ length: CLIENTS }, (_, c) =>
+        KeyValueTableFactory.withScope('lin', {
+          controller: cluster.controllerAddress,
+          ...CLIENT,
+          ...(c === CLIENTS - 1 ? { coalescing: { streams: false } } : {}),
+        }),
+      );
+      let clients: RecreationClient[] = [];
+      try {
+        clients = factories.map(
+          (f, c) => new RecreationClient(c, f.forKeyValueTable(TABLE, { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 }), recorder, keys, mulberry32(seed * 100 + c)),
+        );
+        const end = Date.now() + SECONDS * 1000;
+        const recreating = recreate(incarnations, end, mulberry32(seed));
+        await Promise.all(clients.map((c) => c.run(MAX_OPS_PER_CLIENT, () => Date.now() >= end)));
+        await recreating;
+        for (const c of clients) await c.readEverything();
+      } finally {
+        for (const f of factories) await f.close();
+      }
 
-    const attribution = attribute(recorder.ops, incarnations, (op) => clients[op.client].sharedAnswer(op));
-    const check = checkKvHistory(attribution.ops);
-    const found = [...attribution.violations, ...misplacedFailures(recorder.tolerated, incarnations), ...violationsOf(check)];
-    const counts = recorder.counts;
-    const shapes = { scans: clients.reduce((n, c) => n + c.shapes.scans, 0), getAllsAcross: clients.reduce((n, c) => n + c.shapes.getAllsAcross, 0) };
-    console.log(`linearizability across re-creations: seed ${SEED}, ${SECONDS} s, ${incarnations.length} incarnations of ${incarnations.map((i) => i.partitionCount).join(',')} partitions, ` +
-      `${recorder.ops.length} operations (${counts.acknowledged} acknowledged updates, ${counts.conditionFailed} failed conditions, ${counts.unknown} of unknown outcome, ` +
-      `${counts.notApplied} not applied, ${counts.readsFailed} reads failed, ${recorder.tolerated.length} TableNotFound/TableNotActive), ${shapes.scans} scans, ${shapes.getAllsAcross} family-less getAlls; ` +
-      `placed ${attribution.byAnswer} by their answers, ${attribution.byTime} by time, ${attribution.eitherUpdates} updates in two incarnations, ${attribution.ambiguousObservations} observations unchecked; ` +
-      `per incarnation ${attribution.perIncarnation.join(',')}; checker ${check.groups.reduce((n, g) => n + g.ms, 0)} ms over ${check.groups.reduce((n, g) => n + g.states, 0)} states, ${found.length} violation(s)`);
-    if (found.length > 0) found.unshift(`history in ${keepHistory(recorder.ops, seed)}`);
-    expect(recorder.unexpected).toEqual([]);
-    expect(found.join('\n\n')).toBe('');
+      const attribution = attribute(recorder.ops, incarnations, (op) => clients[op.client].sharedAnswer(op));
+      const check = checkKvHistory(attribution.ops);
+      const found = [...attribution.violations, ...misplacedFailures(recorder.tolerated, incarnations), ...violationsOf(check)];
+      const counts = recorder.counts;
+      const shapes = { scans: clients.reduce((n, c) => n + c.shapes.scans, 0), getAllsAcross: clients.reduce((n, c) => n + c.shapes.getAllsAcross, 0) };
+      console.log(
+        `linearizability across re-creations: seed ${SEED}, ${SECONDS} s, ${incarnations.length} incarnations of ${incarnations.map((i) => i.partitionCount).join(',')} partitions, ` +
+          `${recorder.ops.length} operations (${counts.acknowledged} acknowledged updates, ${counts.conditionFailed} failed conditions, ${counts.unknown} of unknown outcome, ` +
+          `${counts.notApplied} not applied, ${counts.readsFailed} reads failed, ${recorder.tolerated.length} TableNotFound/TableNotActive), ${shapes.scans} scans, ${shapes.getAllsAcross} family-less getAlls; ` +
+          `placed ${attribution.byAnswer} by their answers, ${attribution.byTime} by time, ${attribution.eitherUpdates} updates in two incarnations, ${attribution.ambiguousObservations} observations unchecked; ` +
+          `per incarnation ${attribution.perIncarnation.join(',')}; checker ${check.groups.reduce((n, g) => n + g.ms, 0)} ms over ${check.groups.reduce((n, g) => n + g.states, 0)} states, ${found.length} violation(s)`,
+      );
+      if (found.length > 0) found.unshift(`history in ${keepHistory(recorder.ops, seed)}`);
+      expect(recorder.unexpected).toEqual([]);
+      expect(found.join('\n\n')).toBe('');
 
-    // The handles lived through several re-creations, used every incarnation, and met the switches.
-    expect(incarnations.length).toBeGreaterThanOrEqual(5);
-    expect(attribution.perIncarnation.filter((n) => n < 20)).toEqual([]);
-    expect(attribution.byAnswer).toBeGreaterThan(200);
-    expect(shapes.scans).toBeGreaterThan(10);
-    expect(shapes.getAllsAcross).toBeGreaterThan(20);
-    expect(recorder.tolerated.length + attribution.eitherUpdates + attribution.ambiguousObservations).toBeGreaterThan(0);
-  }, (SECONDS + 60) * 1000);
+      // The handles lived through several re-creations, used every incarnation, and met the switches.
+      expect(incarnations.length).toBeGreaterThanOrEqual(5);
+      expect(attribution.perIncarnation.filter((n) => n < 20)).toEqual([]);
+      expect(attribution.byAnswer).toBeGreaterThan(200);
+      expect(shapes.scans).toBeGreaterThan(10);
+      expect(shapes.getAllsAcross).toBeGreaterThan(20);
+      expect(recorder.tolerated.length + attribution.eitherUpdates + attribution.ambiguousObservations).toBeGreaterThan(0);
+    },
+    (SECONDS + 60) * 1000,
+  );
 });

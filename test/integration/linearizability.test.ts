@@ -90,74 +90,83 @@ describe('linearizability of the client operations under crashes', () => {
     await cluster?.[Symbol.asyncDispose]();
   });
 
-  it(`keeps every group's history linearizable through store and controller crashes (seed ${SEED}, ${ROUNDS} × ${SECONDS} s)`, async () => {
-    /** Violations, of every round (a soak goes on to find them all). */
-    const problems: string[] = [];
-    const totals = { ops: 0, unknown: 0, conditionFailed: 0, notApplied: 0, pages: 0, checkMs: 0, states: 0, expiries: 0, expiryGroups: 0, driftMs: 0 };
-    const faults: Record<Fault, number> = { 'store SIGKILL': 0, 'store SIGTERM': 0, 'store moved': 0, 'controller SIGKILL': 0 };
-    for (let round = 0; round < ROUNDS; round++) {
-      const seed = SEED * 1000 + round;
-      const where = `seed ${SEED}, round ${round}`;
-      const table = `lin${round}`;
-      const keys = await prepareTable(cluster, table);
-      const recorder = new HistoryRecorder();
-      const gapBefore = clockGap();
-      // The last client sends unary Execute and Iterate calls instead of stream messages: both transports, same history.
-      const factories = Array.from({ length: CLIENTS }, (_, c) => KeyValueTableFactory.withScope('lin', {
-        controller: cluster.controllerAddress, ...CLIENT, ...(c === CLIENTS - 1 ? { coalescing: { streams: false } } : {}),
-      }));
-      try {
-        const clients = factories.map((f, c) => new WorkloadClient(c, f.forKeyValueTable(table, { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 }), recorder, keys, mulberry32(seed * 100 + c)));
-        const end = Date.now() + SECONDS * 1000;
-        // On a machine too busy for the round to reach the workload it asserts below in SECONDS, the
-        // clients go on (the faults do not) until it has, for at most twice as long again.
-        const latest = end + 2 * SECONDS * 1000;
-        const enough = (): boolean => recorder.counts.acknowledged > 200 && recorder.counts.conditionFailed > 20 && recorder.counts.pages > 20;
-        const faulting = injectFaults(cluster, seed, end, faults);
-        await Promise.all(clients.map((c) => c.run(MAX_OPS_PER_CLIENT, () => Date.now() >= latest || (Date.now() >= end && enough()))));
-        await faulting;
-        // Everything is up again: a last read of every key by every client.
-        for (const c of clients) await c.readEverything();
-      } finally {
-        for (const f of factories) await f.close();
-      }
-      expect(recorder.unexpected, where).toEqual([]);
+  it(
+    `keeps every group's history linearizable through store and controller crashes (seed ${SEED}, ${ROUNDS} × ${SECONDS} s)`,
+    async () => {
+      /** Violations, of every round (a soak goes on to find them all). */
+      const problems: string[] = [];
+      const totals = { ops: 0, unknown: 0, conditionFailed: 0, notApplied: 0, pages: 0, checkMs: 0, states: 0, expiries: 0, expiryGroups: 0, driftMs: 0 };
+      const faults: Record<Fault, number> = { 'store SIGKILL': 0, 'store SIGTERM': 0, 'store moved': 0, 'controller SIGKILL': 0 };
+      for (let round = 0; round < ROUNDS; round++) {
+        const seed = SEED * 1000 + round;
+        const where = `seed ${SEED}, round ${round}`;
+        const table = `lin${round}`;
+        const keys = await prepareTable(cluster, table);
+        const recorder = new HistoryRecorder();
+        const gapBefore = clockGap();
+        // The last client sends unary Execute and Iterate calls instead of stream messages: both transports, same history.
+        const factories = Array.from({ length: CLIENTS }, (_, c) =>
+          KeyValueTableFactory.withScope('lin', {
+            controller: cluster.controllerAddress,
+            ...CLIENT,
+            ...(c === CLIENTS - 1 ? { coalescing: { streams: false } } : {}),
+          }),
+        );
+        try {
+          const clients = factories.map(
+            (f, c) => new WorkloadClient(c, f.forKeyValueTable(table, { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 }), recorder, keys, mulberry32(seed * 100 + c)),
+          );
+          const end = Date.now() + SECONDS * 1000;
+          // On a machine too busy for the round to reach the workload it asserts below in SECONDS, the
+          // clients go on (the faults do not) until it has, for at most twice as long again.
+          const latest = end + 2 * SECONDS * 1000;
+          const enough = (): boolean => recorder.counts.acknowledged > 200 && recorder.counts.conditionFailed > 20 && recorder.counts.pages > 20;
+          const faulting = injectFaults(cluster, seed, end, faults);
+          await Promise.all(clients.map((c) => c.run(MAX_OPS_PER_CLIENT, () => Date.now() >= latest || (Date.now() >= end && enough()))));
+          await faulting;
+          // Everything is up again: a last read of every key by every client.
+          for (const c of clients) await c.readEverything();
+        } finally {
+          for (const f of factories) await f.close();
+        }
+        expect(recorder.unexpected, where).toEqual([]);
 
-      const driftMs = Math.abs(clockGap() - gapBefore);
-      const check = checkKvHistory(recorder.ops, { ttlSlackMs: TTL_SLACK_MS + driftMs });
-      const found = [
-        ...check.conflicts,
-        ...check.groups.filter((g) => g.verdict !== 'linearizable').map((g) => g.report ?? `${g.group}: the search gave up after ${g.states} states`),
-      ];
-      // The whole history stays for a second look (checkKvHistory on the file's operations).
-      if (found.length > 0) problems.push(`${where}: history of the round in ${keepHistory(recorder.ops, seed)}`);
-      for (const problem of found) problems.push(`${where}: ${problem}`);
-      const counts = recorder.counts;
-      // The workload really did contend and really met faults (a round without them checks little).
-      expect(counts.acknowledged, where).toBeGreaterThan(200);
-      expect(counts.conditionFailed, where).toBeGreaterThan(20);
-      expect(counts.pages, where).toBeGreaterThan(20);
-      totals.ops += recorder.ops.length;
-      totals.unknown += counts.unknown;
-      totals.conditionFailed += counts.conditionFailed;
-      totals.notApplied += counts.notApplied;
-      totals.pages += counts.pages;
-      totals.checkMs += check.groups.reduce((n, g) => n + g.ms, 0);
-      totals.states += check.groups.reduce((n, g) => n + g.states, 0);
-      totals.expiries += check.groups.reduce((n, g) => n + g.expiries, 0);
-      totals.expiryGroups += groupsObservingExpiry(recorder.ops).length;
-      totals.driftMs = Math.max(totals.driftMs, driftMs);
-    }
-    console.log(`linearizability: seed ${SEED}, ${ROUNDS} round(s) of ${SECONDS} s, ${totals.ops} operations checked (${totals.pages} iterator pages, ` +
-      `${totals.conditionFailed} failed conditions, ${totals.unknown} of unknown outcome; ${totals.notApplied} surely not applied left out), ` +
-      `${totals.expiries} expiries (${totals.expiryGroups} group histories linearizable only with them; clocks drifted ${totals.driftMs.toFixed(1)} ms), ` +
-      `faults ${JSON.stringify(faults)}, checker ${totals.checkMs} ms over ${totals.states} states, ${problems.length} violation(s)`);
-    expect(problems.join('\n\n')).toBe('');
-    // Reads did meet keys gone by expiry (else the TTLs checked nothing).
-    expect(totals.expiryGroups).toBeGreaterThan(0);
-    expect(faults['store SIGKILL'] + faults['store SIGTERM'] + faults['controller SIGKILL']).toBeGreaterThanOrEqual(3 * ROUNDS);
-    expect(totals.unknown).toBeGreaterThan(0);
-  }, (ROUNDS * (SECONDS + 40) + 30) * 1000);
+        const driftMs = Math.abs(clockGap() - gapBefore);
+        const check = checkKvHistory(recorder.ops, { ttlSlackMs: TTL_SLACK_MS + driftMs });
+        const found = [...check.conflicts, ...check.groups.filter((g) => g.verdict !== 'linearizable').map((g) => g.report ?? `${g.group}: the search gave up after ${g.states} states`)];
+        // The whole history stays for a second look (checkKvHistory on the file's operations).
+        if (found.length > 0) problems.push(`${where}: history of the round in ${keepHistory(recorder.ops, seed)}`);
+        for (const problem of found) problems.push(`${where}: ${problem}`);
+        const counts = recorder.counts;
+        // The workload really did contend and really met faults (a round without them checks little).
+        expect(counts.acknowledged, where).toBeGreaterThan(200);
+        expect(counts.conditionFailed, where).toBeGreaterThan(20);
+        expect(counts.pages, where).toBeGreaterThan(20);
+        totals.ops += recorder.ops.length;
+        totals.unknown += counts.unknown;
+        totals.conditionFailed += counts.conditionFailed;
+        totals.notApplied += counts.notApplied;
+        totals.pages += counts.pages;
+        totals.checkMs += check.groups.reduce((n, g) => n + g.ms, 0);
+        totals.states += check.groups.reduce((n, g) => n + g.states, 0);
+        totals.expiries += check.groups.reduce((n, g) => n + g.expiries, 0);
+        totals.expiryGroups += groupsObservingExpiry(recorder.ops).length;
+        totals.driftMs = Math.max(totals.driftMs, driftMs);
+      }
+      console.log(
+        `linearizability: seed ${SEED}, ${ROUNDS} round(s) of ${SECONDS} s, ${totals.ops} operations checked (${totals.pages} iterator pages, ` +
+          `${totals.conditionFailed} failed conditions, ${totals.unknown} of unknown outcome; ${totals.notApplied} surely not applied left out), ` +
+          `${totals.expiries} expiries (${totals.expiryGroups} group histories linearizable only with them; clocks drifted ${totals.driftMs.toFixed(1)} ms), ` +
+          `faults ${JSON.stringify(faults)}, checker ${totals.checkMs} ms over ${totals.states} states, ${problems.length} violation(s)`,
+      );
+      expect(problems.join('\n\n')).toBe('');
+      // Reads did meet keys gone by expiry (else the TTLs checked nothing).
+      expect(totals.expiryGroups).toBeGreaterThan(0);
+      expect(faults['store SIGKILL'] + faults['store SIGTERM'] + faults['controller SIGKILL']).toBeGreaterThanOrEqual(3 * ROUNDS);
+      expect(totals.unknown).toBeGreaterThan(0);
+    },
+    (ROUNDS * (SECONDS + 40) + 30) * 1000,
+  );
 });
 
 describe('linearizability of a condition checked against a write that a crash takes back', () => {
@@ -176,7 +185,9 @@ describe('linearizability of a condition checked against a write that a crash ta
       await manager.createKeyValueTable('lin', 'stall', { partitionCount: 1 });
       const recorder = new HistoryRecorder();
       const keys = { families: ['f'], familyKeys: ['a1'], soloKeys: [] };
-      const [writer, first, second] = factories.map((f, c) => new WorkloadClient(c, f.forKeyValueTable('stall', { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 }), recorder, keys, mulberry32(c)));
+      const [writer, first, second] = factories.map(
+        (f, c) => new WorkloadClient(c, f.forKeyValueTable('stall', { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 }), recorder, keys, mulberry32(c)),
+      );
       await writer.put('f', 'a1');
       for (const c of [first, second]) await c.read('f', ['a1']);
 
@@ -208,7 +219,7 @@ describe('linearizability of a condition checked against a write that a crash ta
   });
 });
 
-describe('linearizability of key families spanning many chunks, with the stores\' applies held back for seconds', () => {
+describe("linearizability of key families spanning many chunks, with the stores' applies held back for seconds", () => {
   let cluster: TestCluster;
 
   beforeAll(async () => {
@@ -218,47 +229,58 @@ describe('linearizability of key families spanning many chunks, with the stores\
     await cluster?.[Symbol.asyncDispose]();
   });
 
-  it(`keeps every wide family's history linearizable through whole-chunk removals, cut boundaries, reads right after and iterations both ways (seed ${SEED}, ${WIDE_SECONDS} s)`, async () => {
-    const seed = SEED * 1000 + 500;
-    const table = 'wide';
-    const routing = await createTable(cluster, table);
-    const keys: WorkloadKeys = { families: spread(routing, table, (i) => `w${i}`, 1), familyKeys: Array.from({ length: WIDE_KEYS }, (_, i) => wideKey(i)), soloKeys: [] };
-    // A ballast family beside each wide family, on its store.
-    const ballasts = spread(routing, table, (i) => `ballast${i}`, 1);
-    const ballastFamily = new Map(keys.families.map((f) => [f, ballasts.find((b) => ownerOf(routing, b) === ownerOf(routing, f))!]));
-    const recorder = new HistoryRecorder();
-    const gapBefore = clockGap();
-    const kills = { count: 0 };
-    const factories = Array.from({ length: WIDE_CLIENTS }, () => KeyValueTableFactory.withScope('lin', { controller: cluster.controllerAddress, ...CLIENT }));
-    let clients: WideFamilyClient[] = [];
-    try {
-      clients = factories.map((f, c) => new WideFamilyClient(c, f.forKeyValueTable(table, { keySerializer: Serializers.utf8, valueSerializer: paddedValues() }), recorder, keys, mulberry32(seed * 100 + c), ballastFamily));
-      const end = Date.now() + WIDE_SECONDS * 1000;
-      const killing = killStores(cluster, seed, end, kills, HELD_BACK);
-      await Promise.all(clients.map((c) => c.run(MAX_OPS_PER_CLIENT, () => Date.now() >= end)));
-      await killing;
-      for (const c of clients) await c.readEverything();
-    } finally {
-      for (const f of factories) await f.close();
-    }
-    expect(recorder.unexpected).toEqual([]);
-    const check = checkKvHistory(recorder.ops, { ttlSlackMs: TTL_SLACK_MS + Math.abs(clockGap() - gapBefore) });
-    const found = [
-      ...check.conflicts,
-      ...check.groups.filter((g) => g.verdict !== 'linearizable').map((g) => g.report ?? `${g.group}: the search gave up after ${g.states} states`),
-    ];
-    const shapes = clients.reduce((sum, c) => { for (const [k, v] of Object.entries(c.shapes)) sum[k] = (sum[k] ?? 0) + v; return sum; }, {} as Record<string, number>);
-    const counts = recorder.counts;
-    console.log(`linearizability of wide families: seed ${SEED}, ${WIDE_SECONDS} s, ${recorder.ops.length} operations checked (${counts.pages} iterator pages, ${counts.conditionFailed} failed conditions, ` +
-      `${counts.unknown} of unknown outcome), shapes ${JSON.stringify(shapes)}, ${kills.count} store SIGKILLs, checker ${check.groups.reduce((n, g) => n + g.ms, 0)} ms over ` +
-      `${check.groups.reduce((n, g) => n + g.states, 0)} states, ${found.length} violation(s)`);
-    if (found.length > 0) found.unshift(`history in ${keepHistory(recorder.ops, seed)}`);
-    expect(found.join('\n\n')).toBe('');
-    // The workload did what it is for.
-    expect(counts.acknowledged).toBeGreaterThan(100);
-    expect(counts.pages).toBeGreaterThan(20);
-    expect(shapes.readsAfter).toBeGreaterThan(20);
-  }, (WIDE_SECONDS + 60) * 1000);
+  it(
+    `keeps every wide family's history linearizable through whole-chunk removals, cut boundaries, reads right after and iterations both ways (seed ${SEED}, ${WIDE_SECONDS} s)`,
+    async () => {
+      const seed = SEED * 1000 + 500;
+      const table = 'wide';
+      const routing = await createTable(cluster, table);
+      const keys: WorkloadKeys = { families: spread(routing, table, (i) => `w${i}`, 1), familyKeys: Array.from({ length: WIDE_KEYS }, (_, i) => wideKey(i)), soloKeys: [] };
+      // A ballast family beside each wide family, on its store.
+      const ballasts = spread(routing, table, (i) => `ballast${i}`, 1);
+      const ballastFamily = new Map(keys.families.map((f) => [f, ballasts.find((b) => ownerOf(routing, b) === ownerOf(routing, f))!]));
+      const recorder = new HistoryRecorder();
+      const gapBefore = clockGap();
+      const kills = { count: 0 };
+      const factories = Array.from({ length: WIDE_CLIENTS }, () => KeyValueTableFactory.withScope('lin', { controller: cluster.controllerAddress, ...CLIENT }));
+      let clients: WideFamilyClient[] = [];
+      try {
+        clients = factories.map(
+          (f, c) => new WideFamilyClient(c, f.forKeyValueTable(table, { keySerializer: Serializers.utf8, valueSerializer: paddedValues() }), recorder, keys, mulberry32(seed * 100 + c), ballastFamily),
+        );
+        const end = Date.now() + WIDE_SECONDS * 1000;
+        const killing = killStores(cluster, seed, end, kills, HELD_BACK);
+        await Promise.all(clients.map((c) => c.run(MAX_OPS_PER_CLIENT, () => Date.now() >= end)));
+        await killing;
+        for (const c of clients) await c.readEverything();
+      } finally {
+        for (const f of factories) await f.close();
+      }
+      expect(recorder.unexpected).toEqual([]);
+      const check = checkKvHistory(recorder.ops, { ttlSlackMs: TTL_SLACK_MS + Math.abs(clockGap() - gapBefore) });
+      const found = [...check.conflicts, ...check.groups.filter((g) => g.verdict !== 'linearizable').map((g) => g.report ?? `${g.group}: the search gave up after ${g.states} states`)];
+      const shapes = clients.reduce(
+        (sum, c) => {
+          for (const [k, v] of Object.entries(c.shapes)) sum[k] = (sum[k] ?? 0) + v;
+          return sum;
+        },
+        {} as Record<string, number>,
+      );
+      const counts = recorder.counts;
+      console.log(
+        `linearizability of wide families: seed ${SEED}, ${WIDE_SECONDS} s, ${recorder.ops.length} operations checked (${counts.pages} iterator pages, ${counts.conditionFailed} failed conditions, ` +
+          `${counts.unknown} of unknown outcome), shapes ${JSON.stringify(shapes)}, ${kills.count} store SIGKILLs, checker ${check.groups.reduce((n, g) => n + g.ms, 0)} ms over ` +
+          `${check.groups.reduce((n, g) => n + g.states, 0)} states, ${found.length} violation(s)`,
+      );
+      if (found.length > 0) found.unshift(`history in ${keepHistory(recorder.ops, seed)}`);
+      expect(found.join('\n\n')).toBe('');
+      // The workload did what it is for.
+      expect(counts.acknowledged).toBeGreaterThan(100);
+      expect(counts.pages).toBeGreaterThan(20);
+      expect(shapes.readsAfter).toBeGreaterThan(20);
+    },
+    (WIDE_SECONDS + 60) * 1000,
+  );
 });
 
 /** Creates table `name` and picks its families and family-less keys on each store: FAMILIES_PER_STORE, LONG_FAMILIES_PER_STORE and SOLO_KEYS_PER_STORE. */

@@ -3,15 +3,16 @@
  * segment stores.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  InvalidArgumentError, KeyValueTableFactory, KeyValueTableManager, ObjectClosedError, partitionOf, ScopeNotFoundError, Serializers, TableNotFoundError,
-} from '../../client';
+import { InvalidArgumentError, KeyValueTableFactory, KeyValueTableManager, ObjectClosedError, partitionOf, ScopeNotFoundError, Serializers, TableNotFoundError } from '../../client';
 import { TestCluster } from '../harness/process';
 
 async function rejection(p: Promise<unknown>): Promise<unknown> {
-  return p.then(() => {
-    throw new Error('expected a rejection');
-  }, (e: unknown) => e);
+  return p.then(
+    () => {
+      throw new Error('expected a rejection');
+    },
+    (e: unknown) => e,
+  );
 }
 
 async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
@@ -40,13 +41,15 @@ describe('KeyValueTableManager', () => {
   });
 
   it('rejects partitionCount 0 and 1025 and the name "123%$" with InvalidArgumentError', async () => {
-    for (const [name, count] of [['t', 0], ['t', 1025], ['123%$', 1]] as const) {
+    for (const [name, count] of [
+      ['t', 0],
+      ['t', 1025],
+      ['123%$', 1],
+    ] as const) {
       const err = await rejection(manager.createKeyValueTable('cp', name, { partitionCount: count }));
       expect(err).toBeInstanceOf(InvalidArgumentError);
     }
-    expect(((await rejection(manager.createKeyValueTable('cp', 't', { partitionCount: 1025 }))) as Error).message).toBe(
-      'partitionCount is 1025; the maximum is 1024',
-    );
+    expect(((await rejection(manager.createKeyValueTable('cp', 't', { partitionCount: 1025 }))) as Error).message).toBe('partitionCount is 1025; the maximum is 1024');
   });
 
   it('creates a table (true), then reports it exists (false)', async () => {
@@ -77,7 +80,10 @@ describe('KeyValueTableManager', () => {
     const factory = KeyValueTableFactory.withScope('cp', { controller: cluster.controllerAddress });
     try {
       const table = factory.forKeyValueTable('gone', { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 });
-      await table.putAll('fam', [['a', '1'], ['b', '2']]);
+      await table.putAll('fam', [
+        ['a', '1'],
+        ['b', '2'],
+      ]);
       await table.put(null, 'solo', 'x');
       expect(await manager.deleteKeyValueTable('cp', 'gone')).toBe(true);
       expect(await manager.deleteKeyValueTable('cp', 'gone')).toBe(false);
@@ -126,7 +132,12 @@ describe('KeyValueTableManager', () => {
     expect(plain).toMatchObject({ scope: 'desc', name: 't', state: 'ACTIVE', partitionCount: 4 });
     expect(plain.createdAt.getTime()).toBeGreaterThanOrEqual(before - 1000);
     expect(plain.createdAt.getTime()).toBeLessThanOrEqual(Date.now());
-    expect(plain.partitions.map((p) => [p.partition, p.hashLow, p.hashHigh])).toEqual([[0, 0, 0.25], [1, 0.25, 0.5], [2, 0.5, 0.75], [3, 0.75, 1]]);
+    expect(plain.partitions.map((p) => [p.partition, p.hashLow, p.hashHigh])).toEqual([
+      [0, 0, 0.25],
+      [1, 0.25, 0.5],
+      [2, 0.5, 0.75],
+      [3, 0.75, 1],
+    ]);
     expect(new Set(plain.partitions.map((p) => p.segment)).size).toBe(4);
     for (const p of plain.partitions) {
       expect(p.store).toEqual({ id: expect.any(String), address: stores.get(p.store.id), live: true });
@@ -140,7 +151,11 @@ describe('KeyValueTableManager', () => {
     const bytes = [0, 0, 0, 0];
     try {
       const table = factory.forKeyValueTable('t', { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 });
-      await table.putAll('page', [['a', '1'], ['b', '22'], ['c', '333']]);
+      await table.putAll('page', [
+        ['a', '1'],
+        ['b', '22'],
+        ['c', '333'],
+      ]);
       expected[partitionOf(4, 'page')] += 3;
       bytes[partitionOf(4, 'page')] += 3 + 6;
       for (const key of ['solo', 'other']) {

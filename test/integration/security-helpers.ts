@@ -26,9 +26,25 @@ function openssl(dir: string, args: string[]): void {
 
 function makeCa(dir: string, name: string): void {
   openssl(dir, [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2',
-    '-keyout', `${name}.key`, '-out', `${name}.pem`, '-subj', `/CN=${name}`,
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-days',
+    '2',
+    '-keyout',
+    `${name}.key`,
+    '-out',
+    `${name}.pem`,
+    '-subj',
+    `/CN=${name}`,
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
   ]);
 }
 
@@ -37,18 +53,12 @@ export function makeCertificates(dir: string): TestCertificates {
   fs.mkdirSync(dir, { recursive: true });
   makeCa(dir, 'kvt-test-ca');
   makeCa(dir, 'kvt-other-ca');
-  openssl(dir, [
-    'req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-    '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost',
-  ]);
+  openssl(dir, ['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost']);
   fs.writeFileSync(
     path.join(dir, 'server.ext'),
     'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth,clientAuth\n',
   );
-  openssl(dir, [
-    'x509', '-req', '-in', 'server.csr', '-CA', 'kvt-test-ca.pem', '-CAkey', 'kvt-test-ca.key', '-CAcreateserial',
-    '-days', '2', '-out', 'server.pem', '-extfile', 'server.ext',
-  ]);
+  openssl(dir, ['x509', '-req', '-in', 'server.csr', '-CA', 'kvt-test-ca.pem', '-CAkey', 'kvt-test-ca.key', '-CAcreateserial', '-days', '2', '-out', 'server.pem', '-extfile', 'server.ext']);
   return {
     caCert: path.join(dir, 'kvt-test-ca.pem'),
     serverCert: path.join(dir, 'server.pem'),
@@ -106,7 +116,7 @@ export async function rawStream(address: string, options: { authorization?: stri
   const metadata = new grpc.Metadata();
   if (options.authorization !== undefined) metadata.set('authorization', options.authorization);
   type Open = (md: grpc.Metadata, opts: grpc.CallOptions) => grpc.ClientDuplexStream<unknown, { id: number }>;
-  const call = ((client as unknown as Record<string, Open>).ExecuteStream).call(client, metadata, { deadline: Date.now() + 20_000 });
+  const call = (client as unknown as Record<string, Open>).ExecuteStream.call(client, metadata, { deadline: Date.now() + 20_000 });
   try {
     return await new Promise<RawOutcome>((resolve) => {
       let answered = false;

@@ -92,9 +92,15 @@ describe('TLS cluster', () => {
     const plain = await rawCall('SegmentStore', cluster.stores[0].address, 'ListSegments', {}, { timeoutMs: 5_000 });
     expect(plain.ok).toBe(false);
     expect(plain.status).toBe(grpc.status.UNAVAILABLE);
-    const secure = await rawCall('SegmentStore', cluster.stores[0].address, 'ListSegments', {}, {
-      credentials: grpc.credentials.createSsl(fs.readFileSync(certs.caCert)),
-    });
+    const secure = await rawCall(
+      'SegmentStore',
+      cluster.stores[0].address,
+      'ListSegments',
+      {},
+      {
+        credentials: grpc.credentials.createSsl(fs.readFileSync(certs.caCert)),
+      },
+    );
     expect(secure).toEqual({ ok: true });
   });
 
@@ -154,10 +160,11 @@ describe('TLS flags', () => {
 
   it('refuses an expired certificate at start, naming the date', async () => {
     const certDir = path.dirname(certs.caCert);
-    execFileSync('openssl', [
-      'x509', '-req', '-in', 'server.csr', '-CA', 'kvt-test-ca.pem', '-CAkey', 'kvt-test-ca.key', '-CAcreateserial',
-      '-days', '-1', '-out', 'expired.pem', '-extfile', 'server.ext',
-    ], { cwd: certDir, stdio: ['ignore', 'ignore', 'pipe'] });
+    execFileSync(
+      'openssl',
+      ['x509', '-req', '-in', 'server.csr', '-CA', 'kvt-test-ca.pem', '-CAkey', 'kvt-test-ca.key', '-CAcreateserial', '-days', '-1', '-out', 'expired.pem', '-extfile', 'server.ext'],
+      { cwd: certDir, stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     const expired = path.join(certDir, 'expired.pem');
     const r = await failedStart(['controller', '--port', '0', '--data-dir', path.join(dir.path, 'c4'), '--tls-cert', expired, '--tls-key', certs.serverKey]);
     expect(r.code).toBe(1);
@@ -174,7 +181,6 @@ describe('TLS flags', () => {
     expect(r).toEqual({ code: 1, stderr: `kvt controller: --tls-cert ${certs.serverKey} is not a PEM certificate\n` });
   });
 });
-
 
 /** Waits (bounded) until `proc` has logged `msg` `count` times. */
 async function waitForLogs(proc: KvtProcess, msg: string, count: number, timeoutMs = 30_000): Promise<void> {
@@ -193,8 +199,23 @@ describe('kvt cluster with TLS and tokens', () => {
     const admin = `admin-${randomBytes(12).toString('hex')}`;
     const port = await freePort();
     const cluster = spawnKvt(
-      ['cluster', '--data-dir', path.join(dir.path, 'data'), '--segment-stores', '2', '--controller-port', String(port), '--segment-store-port', '0',
-        '--tls-cert', certs.serverCert, '--tls-key', certs.serverKey, '--tls-ca', certs.caCert],
+      [
+        'cluster',
+        '--data-dir',
+        path.join(dir.path, 'data'),
+        '--segment-stores',
+        '2',
+        '--controller-port',
+        String(port),
+        '--segment-store-port',
+        '0',
+        '--tls-cert',
+        certs.serverCert,
+        '--tls-key',
+        certs.serverKey,
+        '--tls-ca',
+        certs.caCert,
+      ],
       { KVT_CLUSTER_ADMIN_TOKEN: admin },
     );
     const controller = `127.0.0.1:${port}`;

@@ -9,10 +9,7 @@ import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  InvalidArgumentError, KeyValueTableFactory, KeyValueTableManager, PermissionDeniedError, SegmentStoreNotFoundError, Serializers,
-  UnauthenticatedError,
-} from '../../client';
+import { InvalidArgumentError, KeyValueTableFactory, KeyValueTableManager, PermissionDeniedError, SegmentStoreNotFoundError, Serializers, UnauthenticatedError } from '../../client';
 import { freePort, KvtProcess, spawnKvt, startController, startSegmentStore, tempDir } from '../harness/process';
 import { kvtCommand, rawCall, rawStream } from './security-helpers';
 
@@ -136,18 +133,30 @@ describe('bearer tokens', () => {
     expect(await rawCall('SegmentStore', store, 'ListSegments', {}, { authorization: `Basic ${DATA}` })).toMatchObject({ code: 'UNAUTHENTICATED' });
     expect(await rawCall('SegmentStore', store, 'ListSegments', {}, { authorization: `Bearer ${DATA}` })).toEqual({ ok: true });
     const create = { segmentId: 'raw-segment', table: 'guarded/raw' };
-    expect(await rawCall('SegmentStore', store, 'CreateSegment', create, { authorization: `Bearer ${DATA}` }))
-      .toMatchObject({ ok: false, status: grpc.status.PERMISSION_DENIED, code: 'PERMISSION_DENIED', message: 'CreateSegment needs the admin token; the data token is not enough' });
+    expect(await rawCall('SegmentStore', store, 'CreateSegment', create, { authorization: `Bearer ${DATA}` })).toMatchObject({
+      ok: false,
+      status: grpc.status.PERMISSION_DENIED,
+      code: 'PERMISSION_DENIED',
+      message: 'CreateSegment needs the admin token; the data token is not enough',
+    });
     expect(await rawCall('SegmentStore', store, 'DeleteSegment', { segmentId: 'raw-segment' }, { authorization: `Bearer ${DATA}` })).toMatchObject({ code: 'PERMISSION_DENIED' });
     const register = { storeId: '00000000-0000-4000-8000-000000000000', address: '127.0.0.1:1' };
-    expect(await rawCall('Controller', controller.address, 'RegisterSegmentStore', register, { authorization: `Bearer ${DATA}` }))
-      .toMatchObject({ ok: false, status: grpc.status.PERMISSION_DENIED, code: 'PERMISSION_DENIED' });
+    expect(await rawCall('Controller', controller.address, 'RegisterSegmentStore', register, { authorization: `Bearer ${DATA}` })).toMatchObject({
+      ok: false,
+      status: grpc.status.PERMISSION_DENIED,
+      code: 'PERMISSION_DENIED',
+    });
     expect(await rawCall('Controller', controller.address, 'Heartbeat', register, { authorization: `Bearer ${WRONG}` })).toMatchObject({ code: 'PERMISSION_DENIED' });
   });
 
   it('checks the token when an Execute stream opens', async () => {
     const store = stores[0].address;
-    expect(await rawStream(store)).toMatchObject({ ok: false, status: grpc.status.UNAUTHENTICATED, code: 'UNAUTHENTICATED', message: 'ExecuteStream needs a bearer token: send metadata "authorization: Bearer <token>"' });
+    expect(await rawStream(store)).toMatchObject({
+      ok: false,
+      status: grpc.status.UNAUTHENTICATED,
+      code: 'UNAUTHENTICATED',
+      message: 'ExecuteStream needs a bearer token: send metadata "authorization: Bearer <token>"',
+    });
     expect(await rawStream(store, { authorization: `Bearer ${WRONG}` })).toMatchObject({ ok: false, status: grpc.status.PERMISSION_DENIED, code: 'PERMISSION_DENIED' });
     expect(await rawStream(store, { authorization: `Bearer ${DATA}` })).toEqual({ ok: true });
     expect(await rawStream(store, { authorization: `Bearer ${ADMIN}` })).toEqual({ ok: true });
@@ -233,7 +242,11 @@ describe('token flags', () => {
 
   it('refuses a token variable that is set but empty, which would otherwise leave the server open', async () => {
     using dir = tempDir('kvt-token-flags-');
-    for (const [command, name] of [['controller', 'KVT_CONTROLLER_ADMIN_TOKEN'], ['segmentstore', 'KVT_SEGMENTSTORE_DATA_TOKEN'], ['cluster', 'KVT_CLUSTER_ADMIN_TOKEN']]) {
+    for (const [command, name] of [
+      ['controller', 'KVT_CONTROLLER_ADMIN_TOKEN'],
+      ['segmentstore', 'KVT_SEGMENTSTORE_DATA_TOKEN'],
+      ['cluster', 'KVT_CLUSTER_ADMIN_TOKEN'],
+    ]) {
       const proc = spawnKvt([command, '--data-dir', path.join(dir.path, command)], { [name]: '' });
       expect(await proc.waitForExit()).toBe(2);
       expect(proc.stderr.join('')).toBe(`kvt ${command}: ${name} is set but empty; unset it to run without it\n`);
@@ -241,8 +254,8 @@ describe('token flags', () => {
   });
 });
 
-describe('kvt cluster and the shell\'s own token variables', () => {
-  it('does not pass a leftover KVT_CONTROLLER_* token on to its controller: the cluster sets its children\'s tokens', async () => {
+describe("kvt cluster and the shell's own token variables", () => {
+  it("does not pass a leftover KVT_CONTROLLER_* token on to its controller: the cluster sets its children's tokens", async () => {
     using dir = tempDir('kvt-token-cluster-');
     const cluster = spawnKvt(['cluster', '--data-dir', dir.path, '--controller-port', String(await freePort()), '--segment-store-port', '0'], {
       KVT_CONTROLLER_ADMIN_TOKEN: ADMIN,

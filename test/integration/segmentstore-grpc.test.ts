@@ -25,7 +25,10 @@ describe('kvt segmentstore over gRPC', () => {
     using dir = tempDir('kvt-ss-bad-');
     await using proc = await startSegmentStore(dir.path);
     const Client = kvtPackage().SegmentStore;
-    const client = new Client(proc.address, grpc.credentials.createInsecure(), GRPC_CHANNEL_OPTIONS) as unknown as Record<string, (req: unknown, cb: (err: grpc.ServiceError | null, res: unknown) => void) => void>;
+    const client = new Client(proc.address, grpc.credentials.createInsecure(), GRPC_CHANNEL_OPTIONS) as unknown as Record<
+      string,
+      (req: unknown, cb: (err: grpc.ServiceError | null, res: unknown) => void) => void
+    >;
     const call = (name: string, req: unknown) => new Promise<{ err: grpc.ServiceError | null; res: unknown }>((resolve) => client[name].call(client, req, (err, res) => resolve({ err, res })));
     const bad = await call('Execute', { requests: [{}, { update: { segmentId: 'x' } }] });
     expect(bad.err).toBeNull();

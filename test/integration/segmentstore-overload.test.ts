@@ -34,7 +34,8 @@ describe('a segment store past its in-flight bound (--max-in-flight-mb 1, its di
     hold = path.join(dir.path, 'hold');
     controller = await startController(path.join(dir.path, 'controller'));
     store = await startSegmentStore(path.join(dir.path, 'store'), controller.address, ['--max-in-flight-mb', '1'], {
-      NODE_OPTIONS: `--require ${PRELOAD}`, KVT_TEST_HOLD_FILE: hold,
+      NODE_OPTIONS: `--require ${PRELOAD}`,
+      KVT_TEST_HOLD_FILE: hold,
     });
     await store.waitForLog('registered with controller');
     await using manager = new KeyValueTableManager({ controller: controller.address });
@@ -61,14 +62,25 @@ describe('a segment store past its in-flight bound (--max-in-flight-mb 1, its di
 
   /** A unary Update putting a VALUE_BYTES value under `key` of family `u`. */
   function unaryPut(client: ReturnType<typeof rawClient>, key: string): Promise<unknown> {
-    return rawCall(client, 'Update', {
-      segmentId, modifications: [{ type: 'PUT', family: 'u', key: Buffer.from(key), value: Buffer.alloc(VALUE_BYTES, key) }],
-    }, 60_000);
+    return rawCall(
+      client,
+      'Update',
+      {
+        segmentId,
+        modifications: [{ type: 'PUT', family: 'u', key: Buffer.from(key), value: Buffer.alloc(VALUE_BYTES, key) }],
+      },
+      60_000,
+    );
   }
 
   /** Whether each call was taken ('ok', once the disk moves) or refused at once ('refused'). */
   function outcomes(calls: Promise<unknown>[]): Promise<string>[] {
-    return calls.map((p) => p.then(() => 'ok', (err: grpc.ServiceError) => (err.details?.startsWith('segment store is overloaded') ? 'refused' : String(err))));
+    return calls.map((p) =>
+      p.then(
+        () => 'ok',
+        (err: grpc.ServiceError) => (err.details?.startsWith('segment store is overloaded') ? 'refused' : String(err)),
+      ),
+    );
   }
 
   /** The outcome of one 300 KB unary put under `key`: 'ok' or 'refused'. */
@@ -97,24 +109,29 @@ describe('a segment store past its in-flight bound (--max-in-flight-mb 1, its di
     try {
       const { running: first } = await stallWith(() => put('k0'));
       const rest = Array.from({ length: 9 }, (_, i) => put(`k${i + 1}`));
-      const settled = rest.map((p) => p.then(() => 'ok', (err: grpc.ServiceError) => err));
+      const settled = rest.map((p) =>
+        p.then(
+          () => 'ok',
+          (err: grpc.ServiceError) => err,
+        ),
+      );
       // Refusals come while the disk is still stalled: nothing waits for it.
-      const refused = await Promise.race([
-        Promise.all(settled.slice(2)),
-        new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no refusal while the disk stalls')), 10_000)),
-      ]);
+      const refused = await Promise.race([Promise.all(settled.slice(2)), new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no refusal while the disk stalls')), 10_000))]);
       for (const err of refused) {
         expect(err).not.toBe('ok');
         const status = err as grpc.ServiceError;
         expect([status.code, status.metadata.get(ERROR_CODE_TRAILER)]).toEqual([grpcStatus.UNAVAILABLE, ['OVERLOADED']]);
-        expect(status.details).toMatch(/^segment store is overloaded: requests of 0\.86 MiB are in flight and this Update call of 0\.29 MiB would pass the limit of 1 MiB \(--max-in-flight-mb\); it was not run, try again$/);
+        expect(status.details).toMatch(
+          /^segment store is overloaded: requests of 0\.86 MiB are in flight and this Update call of 0\.29 MiB would pass the limit of 1 MiB \(--max-in-flight-mb\); it was not run, try again$/,
+        );
       }
       release();
       await first;
       expect(await Promise.all(settled.slice(0, 2))).toEqual(['ok', 'ok']);
       // What was refused was never written; what was taken was.
       const got = await rawCall<{ entries: Array<{ found: boolean }> }>(client, 'Get', {
-        segmentId, keys: Array.from({ length: 10 }, (_, i) => ({ family: 'u', key: Buffer.from(`k${i}`) })),
+        segmentId,
+        keys: Array.from({ length: 10 }, (_, i) => ({ family: 'u', key: Buffer.from(`k${i}`) })),
       });
       expect(got.entries.map((e) => e.found)).toEqual([true, true, true, false, false, false, false, false, false, false]);
       // The bound was given back: three at once are taken again.
@@ -124,13 +141,20 @@ describe('a segment store past its in-flight bound (--max-in-flight-mb 1, its di
     }
   });
 
-  it('refuses a client\'s stream messages past the bound the same way: OverloadedError, nothing applied', async () => {
+  it("refuses a client's stream messages past the bound the same way: OverloadedError, nothing applied", async () => {
     await using factory = KeyValueTableFactory.withScope('o', { controller: controller.address, retry: { maxRetries: 0, initialBackoffMs: 10, maxBackoffMs: 10 } });
     const table = factory.forKeyValueTable('t', { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 });
     const value = (key: string) => key.repeat(VALUE_BYTES / key.length);
     const { running: first } = await stallWith(() => table.put('s', 'a0', value('a0')));
     // Queued behind the stalled call, these travel as one Execute message of ~3 MB: refused whole.
-    const rest = await Promise.all(Array.from({ length: 10 }, (_, i) => table.put('s', `b${i}`, value(`b${i}`)).then(() => undefined, (err: unknown) => err)));
+    const rest = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        table.put('s', `b${i}`, value(`b${i}`)).then(
+          () => undefined,
+          (err: unknown) => err,
+        ),
+      ),
+    );
     for (const err of rest) {
       expect(err).toBeInstanceOf(OverloadedError);
       expect(err).toBeInstanceOf(UnavailableError);
@@ -141,11 +165,14 @@ describe('a segment store past its in-flight bound (--max-in-flight-mb 1, its di
     release();
     await first;
     expect((await table.getAll('s', ['a0', 'b0', 'b9'])).map((e) => e?.value.length ?? null)).toEqual([VALUE_BYTES, null, null]);
-    await table.putAll('s', [['b0', 'x'], ['b9', 'y']]);
+    await table.putAll('s', [
+      ['b0', 'x'],
+      ['b9', 'y'],
+    ]);
     expect((await table.getAll('s', ['b0', 'b9'])).map((e) => e?.value)).toEqual(['x', 'y']);
   });
 
-  it('stops counting a broken stream\'s messages when its client goes away, so the bound is not lost', async () => {
+  it("stops counting a broken stream's messages when its client goes away, so the bound is not lost", async () => {
     const factory = KeyValueTableFactory.withScope('o', { controller: controller.address, retry: { maxRetries: 0, initialBackoffMs: 10, maxBackoffMs: 10 } });
     const table = factory.forKeyValueTable('t', { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 });
     const { running: gone } = await stallWith(() => table.put('g', 'gone', 'g'.repeat(VALUE_BYTES)));
@@ -199,24 +226,37 @@ describe('a segment store past its in-flight bound (--max-in-flight-mb 1, its di
     // Three answers of 300 KB wait behind the reader's 64 KiB window; nothing else is in flight.
     await expectAnswersHeldUntilSent(
       () => unreadUnaryCalls<{ entries: Array<{ found: boolean; value: Buffer }> }>(store.address, 'Get', [getBig(), getBig(), getBig()]),
-      (read) => expect(read.map((r) => [r.status, r.answer?.entries[0].value.length])).toEqual([[0, VALUE_BYTES], [0, VALUE_BYTES], [0, VALUE_BYTES]]),
-      'p', 'unary calls\'',
+      (read) =>
+        expect(read.map((r) => [r.status, r.answer?.entries[0].value.length])).toEqual([
+          [0, VALUE_BYTES],
+          [0, VALUE_BYTES],
+          [0, VALUE_BYTES],
+        ]),
+      'p',
+      "unary calls'",
     );
   });
 
-  it('counts a stream\'s answers until they are sent, as the unary calls\' answers', async () => {
+  it("counts a stream's answers until they are sent, as the unary calls' answers", async () => {
     // Each stream holds its answers within its own bound (64 MiB), so without the store-wide count a
     // client could make the store hold that much per stream it opens.
     await expectAnswersHeldUntilSent(
-      () => unreadExecuteStream(store.address, [0, 1, 2].map((id) => ({ id, request: { requests: [{ get: getBig() }] } }))),
+      () =>
+        unreadExecuteStream(
+          store.address,
+          [0, 1, 2].map((id) => ({ id, request: { requests: [{ get: getBig() }] } })),
+        ),
       ({ answers, status }) => expect([status, answers.length]).toEqual([0, 3]),
-      's', 'a stream\'s',
+      's',
+      "a stream's",
     );
   });
 
-  it('retries a busy store without asking the controller for new routing: with the controller gone, the store\'s refusal is what the caller gets', async () => {
+  it("retries a busy store without asking the controller for new routing: with the controller gone, the store's refusal is what the caller gets", async () => {
     await using factory = KeyValueTableFactory.withScope('o', {
-      controller: controller.address, timeoutMs: 20_000, retry: { maxRetries: 3, initialBackoffMs: 20, maxBackoffMs: 40 },
+      controller: controller.address,
+      timeoutMs: 20_000,
+      retry: { maxRetries: 3, initialBackoffMs: 20, maxBackoffMs: 40 },
     });
     const table = factory.forKeyValueTable('t', { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 });
     await table.put('r', 'warm', 'x'); // routing cached
@@ -225,7 +265,15 @@ describe('a segment store past its in-flight bound (--max-in-flight-mb 1, its di
     // Each attempt is refused OVERLOADED; before, every retry went to the (dead) controller for routing
     // first and the caller got the controller's unavailability, at its deadline.
     const started = Date.now();
-    const err = await table.putAll('r', Array.from({ length: 10 }, (_, i): [string, string] => [`b${i}`, 'b'.repeat(VALUE_BYTES)])).then(() => undefined, (e: unknown) => e);
+    const err = await table
+      .putAll(
+        'r',
+        Array.from({ length: 10 }, (_, i): [string, string] => [`b${i}`, 'b'.repeat(VALUE_BYTES)]),
+      )
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(err).toBeInstanceOf(OverloadedError);
     expect((err as Error).message).toContain('segment store is overloaded');
     expect([(err as OverloadedError).code, (err as OverloadedError).maybeApplied]).toEqual(['OVERLOADED', false]);

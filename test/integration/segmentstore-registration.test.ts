@@ -11,8 +11,9 @@ function startControllerOn(dataDir: string, port: number): Promise<KvtProcess> {
 }
 
 async function listStores(address: string): Promise<ListSegmentStoresResponse> {
-  const client = new (kvtPackage().Controller)(address, grpc.credentials.createInsecure(), GRPC_CHANNEL_OPTIONS) as unknown as
-    grpc.Client & { ListSegmentStores(req: object, cb: (err: grpc.ServiceError | null, res: ListSegmentStoresResponse) => void): void };
+  const client = new (kvtPackage().Controller)(address, grpc.credentials.createInsecure(), GRPC_CHANNEL_OPTIONS) as unknown as grpc.Client & {
+    ListSegmentStores(req: object, cb: (err: grpc.ServiceError | null, res: ListSegmentStoresResponse) => void): void;
+  };
   try {
     return await new Promise((resolve, reject) => client.ListSegmentStores({}, (err, res) => (err ? reject(err) : resolve(res))));
   } finally {

@@ -34,22 +34,24 @@ describe('a segment store whose storage write fails', () => {
     try {
       await client.createSegment('1');
       let armed = false;
-      await Promise.all(Array.from({ length: WRITERS }, async (_, w) => {
-        for (let i = 0; i < 500; i++) {
-          const key = `w${w}-${String(i).padStart(4, '0')}`;
-          if (w === 0 && i === 20 && !armed) {
-            armed = true;
-            fs.writeFileSync(trigger, '');
+      await Promise.all(
+        Array.from({ length: WRITERS }, async (_, w) => {
+          for (let i = 0; i < 500; i++) {
+            const key = `w${w}-${String(i).padStart(4, '0')}`;
+            if (w === 0 && i === 20 && !armed) {
+              armed = true;
+              fs.writeFileSync(trigger, '');
+            }
+            try {
+              const res = await client.update({ segmentId: '1', modifications: [{ family: 'f', key: Buffer.from(key), value: Buffer.from(`v-${key}`) }] });
+              acked.set(key, res.sequences[0]);
+            } catch (err) {
+              failures.push(err as StoreFailure);
+              return; // this writer is done: the store failed
+            }
           }
-          try {
-            const res = await client.update({ segmentId: '1', modifications: [{ family: 'f', key: Buffer.from(key), value: Buffer.from(`v-${key}`) }] });
-            acked.set(key, res.sequences[0]);
-          } catch (err) {
-            failures.push(err as StoreFailure);
-            return; // this writer is done: the store failed
-          }
-        }
-      }));
+        }),
+      );
     } finally {
       client.close();
     }

@@ -10,8 +10,14 @@ import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import {
-  KeyValueTableFactory, KeyValueTableManager, SegmentStoreHoldsDataError, SegmentStoreLiveError, SegmentStoreNotFoundError, Serializers,
-  TableNotFoundError, UnavailableError,
+  KeyValueTableFactory,
+  KeyValueTableManager,
+  SegmentStoreHoldsDataError,
+  SegmentStoreLiveError,
+  SegmentStoreNotFoundError,
+  Serializers,
+  TableNotFoundError,
+  UnavailableError,
 } from '../../client';
 import { ERROR_CODE_TRAILER } from '../../proto/error-codes';
 import type { ListSegmentStoresResponse, Routing, TableInfo } from '../../proto/messages';
@@ -176,8 +182,10 @@ describe('removing a dead segment store', () => {
         // Described, it shows which store it waits for, and that store cannot say what it holds.
         const stuck = await manager.describeKeyValueTable('s', 't', { contents: true });
         expect(stuck).toMatchObject({ scope: 's', name: 't', state: 'CREATING', partitionCount: 2 });
-        expect(stuck.partitions.map((p) => [p.partition, p.store.id, p.store.address, p.store.live]))
-          .toEqual([[0, c.storeIds[0], c.stores[0].address, true], [1, c.storeIds[1], c.stores[1].address, false]]);
+        expect(stuck.partitions.map((p) => [p.partition, p.store.id, p.store.address, p.store.live])).toEqual([
+          [0, c.storeIds[0], c.stores[0].address, true],
+          [1, c.storeIds[1], c.stores[1].address, false],
+        ]);
         expect(stuck.partitions[1].contents).toEqual({ code: 'UNAVAILABLE', error: expect.stringContaining(c.stores[1].address) });
         // Creating it again with its partition count tries to finish it (before: created=false, so a
         // client retrying its UNAVAILABLE reported "exists" for a table nobody could use yet).
@@ -195,8 +203,13 @@ describe('removing a dead segment store', () => {
 
         const removal = await manager.removeSegmentStore(c.storeIds[1]);
         expect(removal).toEqual({
-          removed: true, id: c.storeIds[1], address: c.stores[1].address, lostPartitions: [],
-          placedPartitions: [{ scope: 's', name: 't', partition: 1, storeId: c.storeIds[0] }], deletingTables: [], unfinishedTables: [],
+          removed: true,
+          id: c.storeIds[1],
+          address: c.stores[1].address,
+          lostPartitions: [],
+          placedPartitions: [{ scope: 's', name: 't', partition: 1, storeId: c.storeIds[0] }],
+          deletingTables: [],
+          unfinishedTables: [],
         });
 
         expect((await client.call<TableInfo>('GetTable', { scope: 's', table: 't' })).state).toBe('ACTIVE');
@@ -204,10 +217,14 @@ describe('removing a dead segment store', () => {
         const placed = await manager.describeKeyValueTable('s', 't', { contents: true });
         expect(placed.state).toBe('ACTIVE');
         expect(placed.partitions.map((p) => [p.store.id, p.store.live, p.contents])).toEqual([
-          [c.storeIds[0], true, { entries: 0, bytes: 0 }], [c.storeIds[0], true, { entries: 0, bytes: 0 }],
+          [c.storeIds[0], true, { entries: 0, bytes: 0 }],
+          [c.storeIds[0], true, { entries: 0, bytes: 0 }],
         ]);
         const routing = await fetchRouting(c.controller.address, 's', 't');
-        expect(routing.partitions.map((p) => [p.storeId, p.storeLive])).toEqual([[c.storeIds[0], true], [c.storeIds[0], true]]);
+        expect(routing.partitions.map((p) => [p.storeId, p.storeLive])).toEqual([
+          [c.storeIds[0], true],
+          [c.storeIds[0], true],
+        ]);
         expect(await storeSegments(c.storeClient(0))).toEqual(routing.partitions.map((p) => p.segmentId));
         expect((await manager.listSegmentStores()).map((s) => s.id)).toEqual([c.storeIds[0]]);
 
@@ -234,7 +251,10 @@ describe('removing a dead segment store', () => {
       expect(del.message).toContain('table s/d stays DELETING');
       const deleting = await manager.describeKeyValueTable('s', 'd');
       expect(deleting.state).toBe('DELETING');
-      expect(deleting.partitions.map((p) => [p.store.id, p.store.live])).toEqual([[c.storeIds[0], true], [c.storeIds[1], false]]);
+      expect(deleting.partitions.map((p) => [p.store.id, p.store.live])).toEqual([
+        [c.storeIds[0], true],
+        [c.storeIds[1], false],
+      ]);
       expect(await storeSegments(c.storeClient(0))).toEqual([]);
       // Creating it again meanwhile tries to finish the delete first (before: created=false, so the
       // caller took it for an existing table, whose puts then failed DELETING until it was gone).
@@ -267,8 +287,9 @@ describe('removing a dead segment store', () => {
       const live = (await rejection(manager.removeSegmentStore(c.storeIds[1]))) as SegmentStoreLiveError;
       expect(live).toBeInstanceOf(SegmentStoreLiveError);
       expect(live.code).toBe('SEGMENT_STORE_LIVE');
-      expect(live.message).toMatch(new RegExp(`^segment store ${c.storeIds[1]} at ${c.stores[1].address} is live \\(heard from \\d+ ms ago\\); ` +
-        'only a store not heard from for 3000 ms can be removed: stop it first$'));
+      expect(live.message).toMatch(
+        new RegExp(`^segment store ${c.storeIds[1]} at ${c.stores[1].address} is live \\(heard from \\d+ ms ago\\); ` + 'only a store not heard from for 3000 ms can be removed: stop it first$'),
+      );
 
       const unknown = (await rejection(manager.removeSegmentStore('no-such-store'))) as SegmentStoreNotFoundError;
       expect(unknown).toBeInstanceOf(SegmentStoreNotFoundError);
@@ -281,10 +302,15 @@ describe('removing a dead segment store', () => {
       const holds = (await rejection(manager.removeSegmentStore(c.storeIds[1]))) as SegmentStoreHoldsDataError;
       expect(holds).toBeInstanceOf(SegmentStoreHoldsDataError);
       expect(holds.code).toBe('SEGMENT_STORE_HOLDS_DATA');
-      expect(holds.message).toBe(`segment store ${c.storeIds[1]} holds the only copy of 2 partitions of ACTIVE tables: s/a (partitions 1, 3); ` +
-        'removing it loses their data: remove it with force to give them new, empty segments on live stores');
+      expect(holds.message).toBe(
+        `segment store ${c.storeIds[1]} holds the only copy of 2 partitions of ACTIVE tables: s/a (partitions 1, 3); ` +
+          'removing it loses their data: remove it with force to give them new, empty segments on live stores',
+      );
 
-      expect((await manager.listSegmentStores()).map((s) => [s.id, s.live, s.segmentCount])).toEqual([[c.storeIds[0], true, 3], [c.storeIds[1], false, 2]]);
+      expect((await manager.listSegmentStores()).map((s) => [s.id, s.live, s.segmentCount])).toEqual([
+        [c.storeIds[0], true, 3],
+        [c.storeIds[1], false, 2],
+      ]);
       const routingAfter = await fetchRouting(c.controller.address, 's', 'a');
       expect(routingAfter.partitions).toEqual(routingBefore.partitions.map((p) => ({ ...p, storeLive: p.storeId === c.storeIds[0] })));
     });
@@ -307,7 +333,12 @@ describe('removing a dead segment store', () => {
       await c.killStore(1);
       const removal = await manager.removeSegmentStore(c.storeIds[1], { force: true });
       expect(removal).toEqual({
-        removed: true, id: c.storeIds[1], address: c.stores[1].address, placedPartitions: [], deletingTables: [], unfinishedTables: [],
+        removed: true,
+        id: c.storeIds[1],
+        address: c.stores[1].address,
+        placedPartitions: [],
+        deletingTables: [],
+        unfinishedTables: [],
         lostPartitions: lost.map((partition) => ({ scope: 's', name: 't', partition, storeId: c.storeIds[0] })),
       });
 
@@ -340,8 +371,7 @@ describe('removing a dead segment store', () => {
       const seen: string[] = [];
       let done = false;
       const probing = probe(`127.0.0.1:${c.storePorts[1]}`, staleSegment, seen, () => done);
-      const comeback = spawnKvt(['segmentstore', '--port', String(c.storePorts[1]), '--data-dir', c.storeDirs[1],
-        '--controller', `127.0.0.1:${c.controllerPort}`, '--register-retry-max-ms', '200']);
+      const comeback = spawnKvt(['segmentstore', '--port', String(c.storePorts[1]), '--data-dir', c.storeDirs[1], '--controller', `127.0.0.1:${c.controllerPort}`, '--register-retry-max-ms', '200']);
       try {
         await comeback.waitForLog('segment store started');
         await waitFor('a call refused by the restarted store', async () => (seen.includes('UNAVAILABLE') ? true : undefined));
@@ -354,9 +384,11 @@ describe('removing a dead segment store', () => {
       }
       expect(seen).not.toContain('OK');
       expect(comeback.logs.some((l) => l.msg === 'registered with controller')).toBe(false);
-      expect(comeback.stderr.join('')).toBe(`kvt segmentstore: controller refused the registration: segment store ${c.storeIds[1]} was removed ` +
-        'from the cluster; its data directory holds segments no table uses any more: wipe it and start the store again to join as a new ' +
-        `store (data directory ${path.resolve(c.storeDirs[1])}); stopping\n`);
+      expect(comeback.stderr.join('')).toBe(
+        `kvt segmentstore: controller refused the registration: segment store ${c.storeIds[1]} was removed ` +
+          'from the cluster; its data directory holds segments no table uses any more: wipe it and start the store again to join as a new ' +
+          `store (data directory ${path.resolve(c.storeDirs[1])}); stopping\n`,
+      );
 
       // Wiped, it joins as a new store.
       const rejoined = await startSegmentStore(path.join(c.root, 'store-1-wiped'), c.controller.address);

@@ -5,15 +5,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { ERROR_CODE_TRAILER, ERROR_INDEX_TRAILER } from '../../proto/error-codes';
 import { GRPC_CHANNEL_OPTIONS, kvtPackage } from '../../proto/load';
-import type {
-  ExecuteRequest,
-  ExecuteResponse,
-  GetResponse,
-  IterateResponse,
-  ScanResponse,
-  SegmentInfo,
-  UpdateResponse,
-} from '../../proto/messages';
+import type { ExecuteRequest, ExecuteResponse, GetResponse, IterateResponse, ScanResponse, SegmentInfo, UpdateResponse } from '../../proto/messages';
 import type { GetInput, SegmentEngine, UpdateInput } from '../../segmentstore/storage/segment-engine';
 import type { IterateInput, ScanInput } from '../../segmentstore/storage/read/read-validation';
 

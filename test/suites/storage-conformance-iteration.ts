@@ -57,7 +57,10 @@ export function iterationConformance(ctx: SuiteContext): void {
       const id = await ctx.segment();
       const res = await ctx.store().update({ segmentId: id, modifications: Array.from({ length: 20 }, (_, i) => ({ family: 'f', key: b(`k${String(i).padStart(2, '0')}`), value: b(`v${i}`) })) });
       const { responses } = await allPages(ctx, { segmentId: id, family: 'f', includeValues: true });
-      expect(responses.map((r) => [r.items.length, r.done])).toEqual([[10, false], [10, true]]);
+      expect(responses.map((r) => [r.items.length, r.done])).toEqual([
+        [10, false],
+        [10, true],
+      ]);
       expect(responses[0].items[3]).toMatchObject({ found: true, sequence: res.sequences[3] });
       expect(Buffer.from(responses[0].items[3].value).toString()).toBe('v3');
       const keysOnly = await ctx.store().iterate({ segmentId: id, family: 'f', maxItems: 1 });
@@ -84,7 +87,10 @@ export function iterationConformance(ctx: SuiteContext): void {
           const req = { segmentId: id, family: 'f', maxItems: 3, ...o };
           const { pages } = await allPages(ctx, req);
           const want = modelRange(keys, o);
-          expect(pages.flat().map((k) => k.toString('hex')), JSON.stringify(o)).toEqual(want.map((k) => k.toString('hex')));
+          expect(
+            pages.flat().map((k) => k.toString('hex')),
+            JSON.stringify(o),
+          ).toEqual(want.map((k) => k.toString('hex')));
           for (const page of pages.slice(0, -1)) expect(page).toHaveLength(3);
           if (pages.length > 1) {
             const again = await ctx.store().iterate({ ...req, hasAfter: true, after: pages[0][2] });

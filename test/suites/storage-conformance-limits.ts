@@ -1,14 +1,6 @@
 /** Storage conformance, limits and malformed input: exactly at and one past every boundary. */
 import { describe, expect, it } from 'vitest';
-import {
-  MAX_BATCH_BYTES,
-  MAX_BATCH_ITEMS,
-  MAX_GET_KEYS,
-  MAX_ITERATOR_PAGE_ITEMS,
-  MAX_KEY_FAMILY_LENGTH,
-  MAX_KEY_LENGTH,
-  MAX_VALUE_LENGTH,
-} from '../../proto/limits';
+import { MAX_BATCH_BYTES, MAX_BATCH_ITEMS, MAX_GET_KEYS, MAX_ITERATOR_PAGE_ITEMS, MAX_KEY_FAMILY_LENGTH, MAX_KEY_LENGTH, MAX_VALUE_LENGTH } from '../../proto/limits';
 import type { IterateInput } from '../../segmentstore/storage/read/read-validation';
 import type { ModificationInput } from '../../segmentstore/storage/validation';
 import type { SuiteContext } from './storage-conformance-context';
@@ -29,7 +21,12 @@ export function limitsConformance(ctx: SuiteContext): void {
       const id = await ctx.segment();
       await put(ctx.store(), id, 'fam', 'k'.repeat(MAX_KEY_LENGTH - 3), 'v');
       await expectFailure(put(ctx.store(), id, 'fam', 'k'.repeat(MAX_KEY_LENGTH - 2), 'v'), 'INVALID_ARGUMENT', 0, 'modifications[0]: family + key is 8191 bytes; the maximum is 8190');
-      await expectFailure(ctx.store().get({ segmentId: id, keys: [{ family: 'fam', key: b('k'.repeat(MAX_KEY_LENGTH)) }] }), 'INVALID_ARGUMENT', 0, 'keys[0]: family + key is 8193 bytes; the maximum is 8190');
+      await expectFailure(
+        ctx.store().get({ segmentId: id, keys: [{ family: 'fam', key: b('k'.repeat(MAX_KEY_LENGTH)) }] }),
+        'INVALID_ARGUMENT',
+        0,
+        'keys[0]: family + key is 8193 bytes; the maximum is 8190',
+      );
     });
 
     it('accepts a value of 1,040,384 bytes and rejects one more', async () => {
@@ -61,25 +58,51 @@ export function limitsConformance(ctx: SuiteContext): void {
 
     it('rejects duplicate keys naming both indices, and writes nothing', async () => {
       const id = await ctx.segment();
-      const p = update(id, [{ family: 'f', key: b('a'), value: b('1') }, { family: 'f', key: b('b'), value: b('2') }, { type: 'REMOVE', family: 'f', key: b('a') }]);
+      const p = update(id, [
+        { family: 'f', key: b('a'), value: b('1') },
+        { family: 'f', key: b('b'), value: b('2') },
+        { type: 'REMOVE', family: 'f', key: b('a') },
+      ]);
       await expectFailure(p, 'INVALID_ARGUMENT', 2, 'modifications[2].key duplicates modifications[0].key; a batch may name a key once');
       expect(await read(ctx.store(), id, 'f', 'a')).toBeNull();
     });
 
     it('rejects a batch spanning two families', async () => {
       const id = await ctx.segment();
-      await expectFailure(update(id, [{ family: 'a', key: b('k'), value: b('v') }, { family: 'b', key: b('k'), value: b('v') }]), 'INVALID_ARGUMENT', 1,
-        'modifications[1].family "b" differs from modifications[0].family "a"; a batch of several modifications must keep to one key family');
+      await expectFailure(
+        update(id, [
+          { family: 'a', key: b('k'), value: b('v') },
+          { family: 'b', key: b('k'), value: b('v') },
+        ]),
+        'INVALID_ARGUMENT',
+        1,
+        'modifications[1].family "b" differs from modifications[0].family "a"; a batch of several modifications must keep to one key family',
+      );
     });
 
     it('rejects empty keys, keys on REMOVE_RANGE, unknown enum values and malformed numbers', async () => {
       const id = await ctx.segment();
       await expectFailure(update(id, [{ family: 'f', key: b(''), value: b('v') }]), 'INVALID_ARGUMENT', 0, 'modifications[0].key is empty');
-      await expectFailure(update(id, [{ type: 'REMOVE_RANGE', family: 'f', key: b('k') }]), 'INVALID_ARGUMENT', 0, 'modifications[0].key must be empty for REMOVE_RANGE (use rangeFrom, rangeTo, rangePrefix)');
+      await expectFailure(
+        update(id, [{ type: 'REMOVE_RANGE', family: 'f', key: b('k') }]),
+        'INVALID_ARGUMENT',
+        0,
+        'modifications[0].key must be empty for REMOVE_RANGE (use rangeFrom, rangeTo, rangePrefix)',
+      );
       await expectFailure(update(id, [{ type: 9, family: 'f', key: b('k') }]), 'INVALID_ARGUMENT', 0, /^modifications\[0\]\.type .+ is not one of PUT, INSERT, REMOVE, REMOVE_RANGE$/);
-      await expectFailure(update(id, [{ family: 'f', key: b('k'), condition: { kind: 7 } }]), 'INVALID_ARGUMENT', 0, /^modifications\[0\]\.condition\.kind .+ is not one of NONE, NOT_EXISTS, VERSION$/);
+      await expectFailure(
+        update(id, [{ family: 'f', key: b('k'), condition: { kind: 7 } }]),
+        'INVALID_ARGUMENT',
+        0,
+        /^modifications\[0\]\.condition\.kind .+ is not one of NONE, NOT_EXISTS, VERSION$/,
+      );
       await expectFailure(update(id, [{ family: 'f', key: b('k'), ttlMs: 'soon' }]), 'INVALID_ARGUMENT', 0, 'modifications[0].ttlMs "soon" is not a decimal unsigned 64-bit integer');
-      await expectFailure(update(id, [{ family: 'f', key: b('k'), condition: { kind: 'VERSION', segmentId: id, sequence: '-1' } }]), 'INVALID_ARGUMENT', 0, 'modifications[0].condition.sequence "-1" is not a decimal unsigned 64-bit integer');
+      await expectFailure(
+        update(id, [{ family: 'f', key: b('k'), condition: { kind: 'VERSION', segmentId: id, sequence: '-1' } }]),
+        'INVALID_ARGUMENT',
+        0,
+        'modifications[0].condition.sequence "-1" is not a decimal unsigned 64-bit integer',
+      );
       expect(await read(ctx.store(), id, 'f', 'k')).toBeNull();
     });
 
@@ -95,7 +118,10 @@ export function limitsConformance(ctx: SuiteContext): void {
 
     it('continues an iteration only after a key of its range: after must lie within prefix, from and to', async () => {
       const id = await ctx.segment();
-      await update(id, ['a1', 'a2', 'a3', 'b1'].map((k) => ({ family: 'f', key: b(k), value: b(k) })));
+      await update(
+        id,
+        ['a1', 'a2', 'a3', 'b1'].map((k) => ({ family: 'f', key: b(k), value: b(k) })),
+      );
       const iterate = (o: Partial<IterateInput>) => ctx.store().iterate({ segmentId: id, family: 'f', maxItems: 10, hasAfter: true, ...o });
       const keys = async (o: Partial<IterateInput>) => (await iterate(o)).items.map((e) => Buffer.from(e.key).toString());
       // The last key of a page, up to either end of the range, continues it.
@@ -110,7 +136,8 @@ export function limitsConformance(ctx: SuiteContext): void {
         { from: b('a2'), after: b('a1'), reverse: true },
         { to: b('a3'), after: b('a3') },
         { to: b('a3'), toInclusive: true, after: b('a30') },
-      ]) await expectFailure(iterate(o), 'INVALID_ARGUMENT', -1, outside);
+      ])
+        await expectFailure(iterate(o), 'INVALID_ARGUMENT', -1, outside);
       await expectFailure(iterate({ after: Buffer.alloc(0) }), 'INVALID_ARGUMENT', -1, 'after is empty; a resume position is the last key of a page of the same iteration');
       await expectFailure(iterate({ after: Buffer.alloc(MAX_KEY_LENGTH, 0x61) }), 'INVALID_ARGUMENT', -1, 'family + after is 8191 bytes; the maximum is 8190');
     });

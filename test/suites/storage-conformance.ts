@@ -134,7 +134,14 @@ function pointOperationsConformance(ctx: SuiteContext): void {
       const id = await ctx.segment();
       const s1 = await put(ctx.store(), id, 'a', 'k', 'in a');
       const s2 = await put(ctx.store(), id, '', 'k', 'no family');
-      const res = await ctx.store().get({ segmentId: id, keys: [{ family: '', key: b('k') }, { family: 'b', key: b('k') }, { family: 'a', key: b('k') }] });
+      const res = await ctx.store().get({
+        segmentId: id,
+        keys: [
+          { family: '', key: b('k') },
+          { family: 'b', key: b('k') },
+          { family: 'a', key: b('k') },
+        ],
+      });
       expect(res.entries.map((e) => [e.found, Buffer.from(e.value).toString(), e.sequence])).toEqual([
         [true, 'no family', s2],
         [false, '', ''],
@@ -245,10 +252,14 @@ function batchesConformance(ctx: SuiteContext): void {
       const id = await ctx.segment();
       const s1 = await put(ctx.store(), id, 'f', 'a', 'a');
       const s2 = await put(ctx.store(), id, 'f', 'b', 'b');
-      const rm = (seq2: string) => ctx.store().update({ segmentId: id, modifications: [
-        { type: 'REMOVE', family: 'f', key: b('a'), condition: version(id, s1) },
-        { type: 'REMOVE', family: 'f', key: b('b'), condition: version(id, seq2) },
-      ] });
+      const rm = (seq2: string) =>
+        ctx.store().update({
+          segmentId: id,
+          modifications: [
+            { type: 'REMOVE', family: 'f', key: b('a'), condition: version(id, s1) },
+            { type: 'REMOVE', family: 'f', key: b('b'), condition: version(id, seq2) },
+          ],
+        });
       await expectFailure(rm(s1), 'BAD_KEY_VERSION', 1);
       expect(await read(ctx.store(), id, 'f', 'a')).not.toBeNull();
       await rm(s2);
@@ -258,12 +269,14 @@ function batchesConformance(ctx: SuiteContext): void {
 
     it('execute runs sub-requests independently and answers in request order', async () => {
       const id = await ctx.segment();
-      const res = await ctx.store().execute({ requests: [
-        { update: { segmentId: id, modifications: [{ family: 'f', key: b('k'), value: b('v') } as never] } },
-        { update: { segmentId: id, modifications: [{ type: 'INSERT', family: 'f', key: b('k'), value: b('w') } as never] } },
-        { get: { segmentId: id, keys: [{ family: 'f', key: b('k') }] } },
-        { update: { segmentId: '424242', modifications: [{ family: 'f', key: b('k'), value: b('v') } as never] } },
-      ] });
+      const res = await ctx.store().execute({
+        requests: [
+          { update: { segmentId: id, modifications: [{ family: 'f', key: b('k'), value: b('v') } as never] } },
+          { update: { segmentId: id, modifications: [{ type: 'INSERT', family: 'f', key: b('k'), value: b('w') } as never] } },
+          { get: { segmentId: id, keys: [{ family: 'f', key: b('k') }] } },
+          { update: { segmentId: '424242', modifications: [{ family: 'f', key: b('k'), value: b('v') } as never] } },
+        ],
+      });
       expect(res.responses).toHaveLength(4);
       // The answer of an update is its first sequence (the one PUT's), not one sequence per modification.
       expect(res.responses[0].update).toEqual({ sequences: [], firstSequence: expect.stringMatching(/^[1-9][0-9]*$/) });

@@ -9,7 +9,11 @@ export function batchesConformance(ctx: TableSuiteContext): void {
   describe('batches', () => {
     it('puts all entries of a family atomically and returns their versions in input order', async () => {
       const table = await ctx.strings();
-      const versions = await table.putAll('batch', [['c', '3'], ['a', '1'], ['b', '2']]);
+      const versions = await table.putAll('batch', [
+        ['c', '3'],
+        ['a', '1'],
+        ['b', '2'],
+      ]);
       expect(versions).toHaveLength(3);
       expect(new Set(versions.map((v) => v.segmentId)).size).toBe(1);
       expect(versions[1].compareTo(versions[0])).toBeGreaterThan(0);
@@ -21,12 +25,17 @@ export function batchesConformance(ctx: TableSuiteContext): void {
 
     it('writes nothing of a replaceAll when one condition fails, and names the failing key', async () => {
       const table = await ctx.strings();
-      const [va, vb] = await table.putAll('aon', [['a', '1'], ['b', '1']]);
-      const err = await rejection(table.replaceAll('aon', [
-        { key: 'a', value: '2', version: va },
-        { key: 'new', value: '2', version: Version.NOT_EXISTS },
-        { key: 'b', value: '2', version: bump(vb, 7) },
-      ]));
+      const [va, vb] = await table.putAll('aon', [
+        ['a', '1'],
+        ['b', '1'],
+      ]);
+      const err = await rejection(
+        table.replaceAll('aon', [
+          { key: 'a', value: '2', version: va },
+          { key: 'new', value: '2', version: Version.NOT_EXISTS },
+          { key: 'b', value: '2', version: bump(vb, 7) },
+        ]),
+      );
       expect(err).toBeInstanceOf(BadKeyVersionError);
       expect([err.key, err.index]).toEqual(['b', 2]);
       expect(err.message).toBe(conditionMessage(table, `modifications[2]: the key's version is ${vb}, not ${bump(vb, 7)}`, 'b'));
@@ -36,7 +45,11 @@ export function batchesConformance(ctx: TableSuiteContext): void {
     it('applies every entry of a replaceAll when all conditions hold', async () => {
       const table = await ctx.strings();
       const [va] = await table.putAll('aon2', [['a', '1']]);
-      const out = await table.replaceAll('aon2', [{ key: 'a', value: '2', version: va }, { key: 'b', value: '2', version: Version.NOT_EXISTS }, { key: 'c', value: '2' }]);
+      const out = await table.replaceAll('aon2', [
+        { key: 'a', value: '2', version: va },
+        { key: 'b', value: '2', version: Version.NOT_EXISTS },
+        { key: 'c', value: '2' },
+      ]);
       expect(out).toHaveLength(3);
       expect(out.every((v) => v instanceof Version)).toBe(true);
       expect((await table.getAll('aon2', ['a', 'b', 'c'])).map((e) => e?.value)).toEqual(['2', '2', '2']);
@@ -44,9 +57,26 @@ export function batchesConformance(ctx: TableSuiteContext): void {
 
     it('removes all keys atomically, each conditional or not, and resolves to nothing', async () => {
       const table = await ctx.strings();
-      const [va, vb] = await table.putAll('rma', [['a', '1'], ['b', '1']]);
-      expect(await rejection(table.removeAll('rma', [{ key: 'a', version: va }, { key: 'b', version: bump(vb, 1) }]))).toBeInstanceOf(BadKeyVersionError);
-      expect(await rejection(table.removeAll('rma', [{ key: 'a', version: va }, { key: 'missing', version: va }]))).toBeInstanceOf(NoSuchKeyError);
+      const [va, vb] = await table.putAll('rma', [
+        ['a', '1'],
+        ['b', '1'],
+      ]);
+      expect(
+        await rejection(
+          table.removeAll('rma', [
+            { key: 'a', version: va },
+            { key: 'b', version: bump(vb, 1) },
+          ]),
+        ),
+      ).toBeInstanceOf(BadKeyVersionError);
+      expect(
+        await rejection(
+          table.removeAll('rma', [
+            { key: 'a', version: va },
+            { key: 'missing', version: va },
+          ]),
+        ),
+      ).toBeInstanceOf(NoSuchKeyError);
       expect(await table.exists('rma', 'a')).toBe(true);
       expect(await table.removeAll('rma', [{ key: 'a', version: va }, { key: 'b' }, { key: 'never' }])).toBeUndefined();
       expect(await table.getAll('rma', ['a', 'b'])).toEqual([null, null]);
@@ -54,7 +84,13 @@ export function batchesConformance(ctx: TableSuiteContext): void {
 
     it('mixes insert, put, remove and removeRange in one atomic update', async () => {
       const table = await ctx.strings();
-      await table.putAll('mix', [['r01', 'x'], ['r02', 'x'], ['r03', 'x'], ['keep', 'x'], ['gone', 'x']]);
+      await table.putAll('mix', [
+        ['r01', 'x'],
+        ['r02', 'x'],
+        ['r03', 'x'],
+        ['keep', 'x'],
+        ['gone', 'x'],
+      ]);
       const out = await table.update('mix', [
         { type: 'insert', key: 'new', value: 'n' },
         { type: 'put', key: 'keep', value: 'y' },
@@ -71,10 +107,12 @@ export function batchesConformance(ctx: TableSuiteContext): void {
     it('writes nothing of an update whose insert collides', async () => {
       const table = await ctx.strings();
       await table.put('mix2', 'exists', '1');
-      const err = await rejection(table.update('mix2', [
-        { type: 'put', key: 'a', value: '1' },
-        { type: 'insert', key: 'exists', value: '2' },
-      ]));
+      const err = await rejection(
+        table.update('mix2', [
+          { type: 'put', key: 'a', value: '1' },
+          { type: 'insert', key: 'exists', value: '2' },
+        ]),
+      );
       expect(err).toBeInstanceOf(BadKeyVersionError);
       expect([err.code, err.key, err.index]).toEqual(['BAD_KEY_VERSION', 'exists', 1]);
       expect(await table.get('mix2', 'a')).toBeNull();
@@ -82,8 +120,16 @@ export function batchesConformance(ctx: TableSuiteContext): void {
 
     it('checks the conditions of an update against the state before it, even after a range removal in it', async () => {
       const table = await ctx.strings();
-      const [v1] = await table.putAll('before', [['r1', 'x'], ['r2', 'x']]);
-      const err = await rejection(table.update('before', [{ type: 'removeRange', prefix: 'r' }, { type: 'insert', key: 'r1', value: 'y' }]));
+      const [v1] = await table.putAll('before', [
+        ['r1', 'x'],
+        ['r2', 'x'],
+      ]);
+      const err = await rejection(
+        table.update('before', [
+          { type: 'removeRange', prefix: 'r' },
+          { type: 'insert', key: 'r1', value: 'y' },
+        ]),
+      );
       expect(err).toBeInstanceOf(BadKeyVersionError);
       expect([err.key, err.index]).toEqual(['r1', 1]);
       const entry = await table.get('before', 'r1');
@@ -93,7 +139,11 @@ export function batchesConformance(ctx: TableSuiteContext): void {
     it('applies an update in order: a range removal after a put of the same batch removes it', async () => {
       const table = await ctx.strings();
       await table.put('order', 'r1', 'x');
-      const out = await table.update('order', [{ type: 'put', key: 'r9', value: 'y' }, { type: 'removeRange', prefix: 'r' }, { type: 'put', key: 's', value: 'z' }]);
+      const out = await table.update('order', [
+        { type: 'put', key: 'r9', value: 'y' },
+        { type: 'removeRange', prefix: 'r' },
+        { type: 'put', key: 's', value: 'z' },
+      ]);
       expect(out[0]).toBeInstanceOf(Version);
       expect((await table.getAll('order', ['r1', 'r9', 's'])).map((e) => e?.value ?? null)).toEqual([null, null, 'z']);
     });
@@ -112,7 +162,10 @@ export function batchesConformance(ctx: TableSuiteContext): void {
       await table.put(null, 'b', 'family-less');
       await table.put('neighbour', 'b', 'other family');
       for (const [i, [range, expected]] of cases.entries()) {
-        await table.putAll(`range-${i}`, keys.map((k) => [k, 'v'] as const));
+        await table.putAll(
+          `range-${i}`,
+          keys.map((k) => [k, 'v'] as const),
+        );
         expect(await table.update(`range-${i}`, [{ type: 'removeRange', ...range }])).toEqual([null]);
         expect(await left(`range-${i}`), JSON.stringify(range)).toEqual(expected);
       }
@@ -121,10 +174,23 @@ export function batchesConformance(ctx: TableSuiteContext): void {
 
     it('rejects duplicate keys in a batch with InvalidArgumentError naming the key, before writing anything', async () => {
       const table = await ctx.strings();
-      const err = await rejection(table.putAll('dup', [['a', '1'], ['b', '2'], ['a', '3']]));
+      const err = await rejection(
+        table.putAll('dup', [
+          ['a', '1'],
+          ['b', '2'],
+          ['a', '3'],
+        ]),
+      );
       expect(err).toBeInstanceOf(InvalidArgumentError);
       expect([err.message, err.index]).toEqual(['key "a" appears more than once in the batch (index 2)', 2]);
-      expect(await rejection(table.update('dup', [{ type: 'put', key: 'c', value: '1' }, { type: 'remove', key: 'c' }]))).toBeInstanceOf(InvalidArgumentError);
+      expect(
+        await rejection(
+          table.update('dup', [
+            { type: 'put', key: 'c', value: '1' },
+            { type: 'remove', key: 'c' },
+          ]),
+        ),
+      ).toBeInstanceOf(InvalidArgumentError);
       expect(await table.getAll('dup', ['a', 'b', 'c'])).toEqual([null, null, null]);
     });
 
@@ -135,7 +201,12 @@ export function batchesConformance(ctx: TableSuiteContext): void {
       });
       const single = await rejection(broken.put('ser', 'a', 'bad'));
       expect([single.constructor, single.message]).toEqual([InvalidArgumentError, 'value serializer returned string, not a Uint8Array']);
-      const batch = await rejection(broken.putAll('ser', [['a', 'ok'], ['b', 'bad']]));
+      const batch = await rejection(
+        broken.putAll('ser', [
+          ['a', 'ok'],
+          ['b', 'bad'],
+        ]),
+      );
       expect([batch.constructor, batch.message, batch.index]).toEqual([InvalidArgumentError, 'value serializer returned string, not a Uint8Array', 1]);
       expect(await broken.getAll('ser', ['a', 'b'])).toEqual([null, null]);
     });
@@ -159,7 +230,14 @@ export function batchesConformance(ctx: TableSuiteContext): void {
         [loose.replaceAll('shape', [{ key: 'a', value: '1' }, null]), 'replaceAll entry 1 must be an object { key, value, version? }, got null', 1],
         [loose.removeAll('shape', [{ key: 'a' }, 'b']), 'removeAll entry 1 must be an object { key, version? }, got string', 1],
         [loose.update('shape', 'put'), 'update takes an iterable of modifications, got string', undefined],
-        [loose.update('shape', [{ type: 'put', key: 'a', value: '1' }, { type: 'bogus', key: 'b' }]), 'modification 1 has type "bogus"; expected insert, put, remove or removeRange', 1],
+        [
+          loose.update('shape', [
+            { type: 'put', key: 'a', value: '1' },
+            { type: 'bogus', key: 'b' },
+          ]),
+          'modification 1 has type "bogus"; expected insert, put, remove or removeRange',
+          1,
+        ],
         [loose.getAll('shape', 7), 'getAll takes an iterable of keys, got number', undefined],
       ];
       for (const [call, message, index] of cases) {
@@ -173,7 +251,12 @@ export function batchesConformance(ctx: TableSuiteContext): void {
     it('refuses a multi-key update without a family with InvalidArgumentError', async () => {
       const table = await ctx.strings();
       const loose = table as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
-      for (const [operation, args] of [['putAll', [['a', '1']]], ['replaceAll', [{ key: 'a', value: '1' }]], ['removeAll', [{ key: 'a' }]], ['update', [{ type: 'put', key: 'a', value: '1' }]]] as const) {
+      for (const [operation, args] of [
+        ['putAll', [['a', '1']]],
+        ['replaceAll', [{ key: 'a', value: '1' }]],
+        ['removeAll', [{ key: 'a' }]],
+        ['update', [{ type: 'put', key: 'a', value: '1' }]],
+      ] as const) {
         const err = await rejection(loose[operation](null, args));
         expect([err.constructor, err.message]).toEqual([InvalidArgumentError, `${operation} needs a key family: only keys of one family are updated atomically or iterated in order`]);
       }

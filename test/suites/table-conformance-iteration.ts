@@ -17,7 +17,10 @@ export function iterationConformance(ctx: TableSuiteContext): void {
     beforeAll(async () => {
       raw = await ctx.bytes();
       // Written in scrambled order, plus one key removed afterwards and one in another family.
-      await raw.putAll('bytes', [...all].reverse().map((k) => [k, hex(k)] as const));
+      await raw.putAll(
+        'bytes',
+        [...all].reverse().map((k) => [k, hex(k)] as const),
+      );
       await raw.put('bytes', bytes(0x90), 'removed');
       await raw.remove('bytes', bytes(0x90));
       await raw.put('bytes2', bytes(0x42), 'elsewhere');
@@ -31,7 +34,10 @@ export function iterationConformance(ctx: TableSuiteContext): void {
 
     it('orders string keys by their UTF-8 bytes', async () => {
       const table = await ctx.strings();
-      await table.putAll('utf8', ['é', 'a', 'Z', 'aa', 'B', '~', 'ab'].map((k) => [k, k] as const));
+      await table.putAll(
+        'utf8',
+        ['é', 'a', 'Z', 'aa', 'B', '~', 'ab'].map((k) => [k, k] as const),
+      );
       const keys = (await pagesOf(table.keyIterator('utf8'))).flatMap((p) => p.items.map((k) => k.key));
       expect(keys).toEqual(['B', 'Z', 'a', 'aa', 'ab', '~', 'é']);
     });
@@ -48,7 +54,10 @@ export function iterationConformance(ctx: TableSuiteContext): void {
 
     it('refuses a reverse or toInclusive that is not a boolean, and takes null options as none', async () => {
       const loose = raw as unknown as { keyIterator: (family: string, options: unknown) => AsyncIterable<IteratorItem<TableKey<Uint8Array>>> };
-      for (const [options, message] of [[{ reverse: 'yes' }, 'reverse is "yes"; it must be true or false'], [{ toInclusive: 1 }, 'toInclusive is 1; it must be true or false']] as const) {
+      for (const [options, message] of [
+        [{ reverse: 'yes' }, 'reverse is "yes"; it must be true or false'],
+        [{ toInclusive: 1 }, 'toInclusive is 1; it must be true or false'],
+      ] as const) {
         const err = thrown(() => loose.keyIterator('bytes', options));
         expect([err.constructor, err.message]).toEqual([InvalidArgumentError, message]);
       }
@@ -126,7 +135,10 @@ export function iterationConformance(ctx: TableSuiteContext): void {
     it('ends a page of entries at the 2 MiB cap, never above it, and then goes on', async () => {
       const table = await ctx.strings();
       const big = 'x'.repeat(700_000);
-      await table.putAll('big-pages', Array.from({ length: 7 }, (_, i) => [`k${i}`, big] as const));
+      await table.putAll(
+        'big-pages',
+        Array.from({ length: 7 }, (_, i) => [`k${i}`, big] as const),
+      );
       const pages = await pagesOf(table.entryIterator('big-pages', { maxKeysAtOnce: 10 }));
       // Two 700 KB entries fit in a 2 MiB page (a third would pass it).
       expect(pages.map((p) => p.items.length)).toEqual([2, 2, 2, 1]);
@@ -138,7 +150,11 @@ export function iterationConformance(ctx: TableSuiteContext): void {
     it('counts only the keys of a key page against the 2 MiB cap', async () => {
       const table = await ctx.strings();
       const key = (i: number) => `${String(i).padStart(4, '0')}${'k'.repeat(7996)}`;
-      for (let i = 0; i < 300; i += 100) await table.putAll('long-keys', Array.from({ length: 100 }, (_, j) => [key(i + j), 'v'] as const));
+      for (let i = 0; i < 300; i += 100)
+        await table.putAll(
+          'long-keys',
+          Array.from({ length: 100 }, (_, j) => [key(i + j), 'v'] as const),
+        );
       const pages = await pagesOf(table.keyIterator('long-keys', { maxKeysAtOnce: 1000 }));
       // 262 keys of 8,000 bytes fit in 2 MiB (2,097,152 bytes).
       expect(pages.map((p) => p.items.length)).toEqual([262, 38]);
@@ -151,12 +167,18 @@ export function iterationConformance(ctx: TableSuiteContext): void {
 
     it('continues after keys removed between pages without returning them, and returns keys added ahead', async () => {
       const table = await ctx.strings();
-      await table.putAll('live', Array.from({ length: 6 }, (_, i) => [`k${i}`, 'v'] as const));
+      await table.putAll(
+        'live',
+        Array.from({ length: 6 }, (_, i) => [`k${i}`, 'v'] as const),
+      );
       const it = table.keyIterator('live', { maxKeysAtOnce: 2 })[Symbol.asyncIterator]();
       const first = await it.next();
       expect((first.value as IteratorItem<TableKey<string>>).items.map((k) => k.key)).toEqual(['k0', 'k1']);
       await table.removeAll('live', [{ key: 'k2' }, { key: 'k4' }]);
-      await table.putAll('live', [['k0a', 'behind'], ['k6', 'ahead']]);
+      await table.putAll('live', [
+        ['k0a', 'behind'],
+        ['k6', 'ahead'],
+      ]);
       const rest: string[] = [];
       for (let r = await it.next(); !r.done; r = await it.next()) rest.push(...r.value.items.map((k) => k.key));
       expect(rest).toEqual(['k3', 'k5', 'k6']);

@@ -68,7 +68,10 @@ export function readsConformance(ctx: TableSuiteContext): void {
       const written = new Map<string, string>();
       for (let i = 0; i < 30; i++) written.set(`none/n${i}`, (await table.put(null, `n${i}`, `v${i}`)).toString());
       for (let f = 0; f < 6; f++) {
-        const versions = await table.putAll(`fam${f}`, Array.from({ length: 5 }, (_, i) => [`k${i}`, `f${f}v${i}`] as const));
+        const versions = await table.putAll(
+          `fam${f}`,
+          Array.from({ length: 5 }, (_, i) => [`k${i}`, `f${f}v${i}`] as const),
+        );
         versions.forEach((v, i) => written.set(`fam${f}/k${i}`, v.toString()));
       }
       await table.remove('fam0', 'k0');
@@ -89,7 +92,10 @@ export function readsConformance(ctx: TableSuiteContext): void {
     it('uses 10 items per page by default and lists nothing of an empty table', async () => {
       const table = await ctx.strings();
       expect(await pagesOf(table.scanEntries())).toEqual([]);
-      await table.putAll('f', Array.from({ length: 25 }, (_, i) => [`k${String(i).padStart(2, '0')}`, 'v'] as const));
+      await table.putAll(
+        'f',
+        Array.from({ length: 25 }, (_, i) => [`k${String(i).padStart(2, '0')}`, 'v'] as const),
+      );
       const pages = await pagesOf(table.scanEntries());
       expect(pages.map((p) => p.items.length)).toEqual([10, 10, 5]);
       expect(pages.flatMap((p) => p.items.map((e) => e.key))).toEqual(Array.from({ length: 25 }, (_, i) => `k${String(i).padStart(2, '0')}`));
@@ -97,7 +103,11 @@ export function readsConformance(ctx: TableSuiteContext): void {
 
     it('refuses a page size out of bounds with InvalidArgumentError', async () => {
       const table = await ctx.strings();
-      for (const [size, message] of [[0, 'maxKeysAtOnce is 0; the minimum is 1'], [10_001, 'maxKeysAtOnce is 10001; the maximum is 10000'], [1.5, 'maxKeysAtOnce must be an integer, got 1.5']] as const) {
+      for (const [size, message] of [
+        [0, 'maxKeysAtOnce is 0; the minimum is 1'],
+        [10_001, 'maxKeysAtOnce is 10001; the maximum is 10000'],
+        [1.5, 'maxKeysAtOnce must be an integer, got 1.5'],
+      ] as const) {
         const err = await rejection(pagesOf(table.scanEntries({ maxKeysAtOnce: size })));
         expect([err.constructor, err.message]).toEqual([InvalidArgumentError, message]);
       }
@@ -113,7 +123,10 @@ export function readsConformance(ctx: TableSuiteContext): void {
       await table.putIfAbsent('ttl', 'inserted', 'v', ttl);
       await table.replace('ttl', 'replaced', 'w', await table.put('ttl', 'replaced', 'v'), ttl);
       await table.putAll('ttl', [['batch', 'v']], ttl);
-      await table.update('ttl', [{ type: 'insert', key: 'insert', value: 'v', ttlMs: 200 }, { type: 'put', key: 'update', value: 'v', ttlMs: 200 }]);
+      await table.update('ttl', [
+        { type: 'insert', key: 'insert', value: 'v', ttlMs: 200 },
+        { type: 'put', key: 'update', value: 'v', ttlMs: 200 },
+      ]);
       await table.put('ttl', 'forever', 'v');
       await table.put('ttl', 'later', 'v', { ttlMs: 3_600_000 });
       await ctx.target().advance(400);
@@ -135,12 +148,21 @@ export function readsConformance(ctx: TableSuiteContext): void {
 
     it('refuses a ttlMs that is not a positive integer with InvalidArgumentError', async () => {
       const table = await ctx.strings();
-      const cases = [[0, 'ttlMs is 0; the minimum is 1'], [-5, 'ttlMs is -5; the minimum is 1'], [1.5, 'ttlMs must be an integer number of milliseconds, got 1.5']] as const;
+      const cases = [
+        [0, 'ttlMs is 0; the minimum is 1'],
+        [-5, 'ttlMs is -5; the minimum is 1'],
+        [1.5, 'ttlMs must be an integer number of milliseconds, got 1.5'],
+      ] as const;
       for (const [ttlMs, message] of cases) {
         const err = await rejection(table.put('ttl', 'k', 'v', { ttlMs }));
         expect([err.constructor, err.message]).toEqual([InvalidArgumentError, message]);
       }
-      const batch = await rejection(table.update('ttl', [{ type: 'put', key: 'a', value: 'v' }, { type: 'insert', key: 'b', value: 'v', ttlMs: 0 }]));
+      const batch = await rejection(
+        table.update('ttl', [
+          { type: 'put', key: 'a', value: 'v' },
+          { type: 'insert', key: 'b', value: 'v', ttlMs: 0 },
+        ]),
+      );
       expect([batch.message, batch.index]).toEqual(['ttlMs is 0; the minimum is 1', 1]);
       expect(await table.getAll('ttl', ['k', 'a'])).toEqual([null, null]);
     });
@@ -153,8 +175,12 @@ export function readsConformance(ctx: TableSuiteContext): void {
       await table.close();
       await table.close();
       const calls: (() => Promise<unknown>)[] = [
-        () => table.get('c', 'k'), () => table.put('c', 'k', 'w'), () => table.putAll('c', [['k', 'w']]), () => table.remove('c', 'k'),
-        () => table.getAll(null, ['k']), () => pagesOf(table.scanEntries()),
+        () => table.get('c', 'k'),
+        () => table.put('c', 'k', 'w'),
+        () => table.putAll('c', [['k', 'w']]),
+        () => table.remove('c', 'k'),
+        () => table.getAll(null, ['k']),
+        () => pagesOf(table.scanEntries()),
       ];
       for (const call of calls) expect(await rejection(call())).toBeInstanceOf(ObjectClosedError);
       expect(thrown(() => table.keyIterator('c'))).toBeInstanceOf(ObjectClosedError);
@@ -171,7 +197,10 @@ export function readsConformance(ctx: TableSuiteContext): void {
 
     it('ends an iteration with ObjectClosedError when the table closes between pages', async () => {
       const table = await ctx.target().table(utf8);
-      await table.putAll('c', Array.from({ length: 6 }, (_, i) => [`k${i}`, 'v'] as const));
+      await table.putAll(
+        'c',
+        Array.from({ length: 6 }, (_, i) => [`k${i}`, 'v'] as const),
+      );
       const pages = table.entryIterator('c', { maxKeysAtOnce: 2 })[Symbol.asyncIterator]();
       expect((await pages.next()).value?.items).toHaveLength(2);
       await table.close();

@@ -58,7 +58,7 @@ export class ChunkMerge {
     const count = record ? record.readUInt32BE(0) : 0;
     let at = 4;
     let i = from;
-    for (let k = 0; k < count; ) {
+    for (let k = 0; k < count;) {
       const r = record!;
       const keyStart = at + CHUNK_ENTRY_HEADER_BYTES;
       const keyEnd = keyStart + ((r[at] << 8) | r[at + 1]);
@@ -130,7 +130,7 @@ export class ChunkMerge {
     const out = Buffer.allocUnsafe(size);
     out.writeUInt32BE(end - start, 0);
     let at = 4;
-    for (let n = start; n < end; ) {
+    for (let n = start; n < end;) {
       const v = this.items[n];
       if (v < 0) {
         const i = -v - 1;

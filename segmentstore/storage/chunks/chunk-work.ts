@@ -21,7 +21,10 @@ export class ChunkWork {
   appendedOnly = true;
 
   /** Entries expired by `now` are left out (they are absent, and rewriting the chunk drops them). */
-  constructor(record: Buffer | null, private readonly now: number) {
+  constructor(
+    record: Buffer | null,
+    private readonly now: number,
+  ) {
     const last = record ? lastLiveKey(record, now) : undefined;
     if (last === null) {
       // Something in it has expired: read it all now, leaving those out.

@@ -19,7 +19,11 @@ export class FamilyDirectory {
   valid = true;
   readonly lowers: string[];
 
-  constructor(readonly seg: SegmentState, readonly prefix: Buffer, readonly keys: Buffer[]) {
+  constructor(
+    readonly seg: SegmentState,
+    readonly prefix: Buffer,
+    readonly keys: Buffer[],
+  ) {
     this.lowers = keys.map((k) => k.toString('latin1', prefix.length));
   }
 

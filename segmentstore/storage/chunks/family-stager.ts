@@ -69,7 +69,10 @@ function mergeRuns(seg: SegmentState, mods: readonly CheckedModification[], plan
 /** Stages the updates of keyed families of one engine (the caller serializes those of a segment). */
 export class FamilyStager {
   /** @param directories the family directories' cache, resized as a staged update changes one */
-  constructor(private readonly ctx: StageContext, private readonly directories: ByteLru<FamilyDirectory>) {}
+  constructor(
+    private readonly ctx: StageContext,
+    private readonly directories: ByteLru<FamilyDirectory>,
+  ) {}
 
   /**
    * Checks and stages `mods` (any order; `ids` are their keys' latin1 forms, undefined for range

@@ -56,7 +56,11 @@ export class FamilyStore {
   private readonly chunks: ByteLru<Buffer>;
   private readonly stager: FamilyStager;
 
-  constructor(private readonly ctx: StageContext, chunkCacheBytes = DEFAULT_CHUNK_CACHE_BYTES, directoryCacheBytes = DEFAULT_DIRECTORY_CACHE_BYTES) {
+  constructor(
+    private readonly ctx: StageContext,
+    chunkCacheBytes = DEFAULT_CHUNK_CACHE_BYTES,
+    directoryCacheBytes = DEFAULT_DIRECTORY_CACHE_BYTES,
+  ) {
     this.directories = new ByteLru(directoryCacheBytes, (d) => d.pending > 0 || d.users > 0);
     this.chunks = new ByteLru(chunkCacheBytes);
     this.stager = new FamilyStager(ctx, this.directories);
@@ -256,7 +260,11 @@ export class FamilyStore {
     return this.withDirectory(seg, prefix, prefix.toString('latin1'), async (dir) => {
       const asRemoval = (key: Buffer): CheckedModification => CheckedModification.removal(family, key);
       const itemIds = items.map((it) => it.key.toString('latin1'));
-      const probe = this.plan(dir, items.map((it) => asRemoval(it.key)), itemIds);
+      const probe = this.plan(
+        dir,
+        items.map((it) => asRemoval(it.key)),
+        itemIds,
+      );
       await this.fill(dir, probe);
       const now = this.ctx.clock();
       const due: CheckedModification[] = [];

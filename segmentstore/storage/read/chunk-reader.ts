@@ -231,13 +231,7 @@ class ScanCollector {
  * strictly after `after`: the position (data key without the segment prefix) of the last item of the
  * previous page, or empty for the first page.
  */
-export async function readScanPage(
-  db: Db,
-  dataPrefix: Buffer,
-  req: { maxItems: number; includeValues: boolean; after: Buffer },
-  now: number,
-  pageBytes = MAX_ITERATOR_PAGE_BYTES,
-): Promise<ScanPage> {
+export async function readScanPage(db: Db, dataPrefix: Buffer, req: { maxItems: number; includeValues: boolean; after: Buffer }, now: number, pageBytes = MAX_ITERATOR_PAGE_BYTES): Promise<ScanPage> {
   const afterKey = req.after.length > 0 ? Buffer.concat([dataPrefix, req.after]) : undefined;
   const page = new ScanCollector(afterKey, req.includeValues, now, req.maxItems, pageBytes);
   await scanFrom(db, dataPrefix, afterKey, page.visit);

@@ -23,7 +23,11 @@ export class PageCaps {
   private count = 0;
   private bytes = 0;
 
-  constructor(private readonly maxItems: number, private readonly pageBytes: number, private readonly pool?: BytePool) {}
+  constructor(
+    private readonly maxItems: number,
+    private readonly pageBytes: number,
+    private readonly pool?: BytePool,
+  ) {}
 
   /** Key + value bytes taken from the pool (0 without one). */
   get drawn(): number {

@@ -27,17 +27,14 @@ export interface Page {
 const EMPTY = Buffer.alloc(0);
 
 /** Reads one page of one family; `now` decides expiry. */
-export async function readPage(
-  db: SnapshotView,
-  dataPrefix: Buffer,
-  req: CheckedIterate,
-  now: number,
-  pageBytes = MAX_ITERATOR_PAGE_BYTES,
-): Promise<Page> {
+export async function readPage(db: SnapshotView, dataPrefix: Buffer, req: CheckedIterate, now: number, pageBytes = MAX_ITERATOR_PAGE_BYTES): Promise<Page> {
   const range = storageRange(familyPrefix(dataPrefix, req.family), req);
   if (!range) return { items: [], done: true };
   const page = await collect(db, { ...range, reverse: req.reverse }, req, now, pageBytes, (key, value, stored) => ({
-    found: true as const, key: userKeyOf(key), value, sequence: String(valueSequence(stored)),
+    found: true as const,
+    key: userKeyOf(key),
+    value,
+    sequence: String(valueSequence(stored)),
   }));
   return { items: page.items, done: page.done };
 }

@@ -39,7 +39,11 @@ export type PageSinkFactory<P> = (shape: PageShape) => FamilyPageSink<P>;
 export abstract class CappedPageSink<P> implements FamilyPageSink<P> {
   private readonly caps: PageCaps;
 
-  constructor(maxItems: number, pageBytes: number, protected readonly includeValues: boolean) {
+  constructor(
+    maxItems: number,
+    pageBytes: number,
+    protected readonly includeValues: boolean,
+  ) {
     this.caps = new PageCaps(maxItems, pageBytes);
   }
 

@@ -27,9 +27,7 @@ const GET_SLICE_KEYS = 64;
 type KeyRefs = ReturnType<typeof checkGetKeys>;
 
 /** A LevelDB record a key's answer comes from: the key's own record, its chunk's, or its family's floor chunk. */
-type StoredRead =
-  | { index: number; key: Buffer; chunk: boolean; floor?: undefined }
-  | { index: number; floor: { prefix: Buffer; storageKey: Buffer }; key?: undefined; chunk?: undefined };
+type StoredRead = { index: number; key: Buffer; chunk: boolean; floor?: undefined } | { index: number; floor: { prefix: Buffer; storageKey: Buffer }; key?: undefined; chunk?: undefined };
 
 /** The keys of a Get as located at one instant (see the module comment). */
 interface Located {
@@ -133,7 +131,12 @@ export class PointReader {
     const exact = slice.filter((s) => s.key !== undefined);
     const floors = slice.filter((s) => s.floor !== undefined);
     const [records, floorRecords] = await Promise.all([
-      exact.length > 0 ? this.db.getMany(exact.map((s) => s.key!), { snapshot }) : [],
+      exact.length > 0
+        ? this.db.getMany(
+            exact.map((s) => s.key!),
+            { snapshot },
+          )
+        : [],
       Promise.all(floors.map((s) => this.db.iterator({ gte: s.floor!.prefix, lte: s.floor!.storageKey, reverse: true, limit: 1, keyEncoding: 'buffer', valueEncoding: 'buffer', snapshot }).all())),
     ]);
     exact.forEach((s, n) => {
@@ -149,7 +152,14 @@ export class PointReader {
 
 /** Resolves true once every batch of `batches` is durable, false as soon as one failed. */
 async function allDurable(batches: Set<StagedBatch>): Promise<boolean> {
-  for (const batch of batches) if (!(await batch.done.then(() => true, () => false))) return false;
+  for (const batch of batches)
+    if (
+      !(await batch.done.then(
+        () => true,
+        () => false,
+      ))
+    )
+      return false;
   return true;
 }
 
@@ -165,9 +175,7 @@ function notFound(key: Buffer): Entry {
 
 /** The answer for family-less `key` from its staged write `pending` (a removal or an expired entry: not found). */
 function stagedEntry(key: Buffer, pending: OverlayEntry, now: number): Entry {
-  return pending.value === null || (pending.expiresAt !== 0 && pending.expiresAt <= now)
-    ? notFound(key)
-    : foundEntry(key, pending.value, pending.sequence);
+  return pending.value === null || (pending.expiresAt !== 0 && pending.expiresAt <= now) ? notFound(key) : foundEntry(key, pending.value, pending.sequence);
 }
 
 /** The answer for family-less `key` from its record as read (undefined: none). */

@@ -15,7 +15,10 @@ export type Range = { gt?: Buffer; gte?: Buffer; lt?: Buffer; lte?: Buffer };
 
 /** LevelDB as of one snapshot. */
 export class SnapshotView {
-  constructor(private readonly db: Db, readonly snapshot: Snapshot) {}
+  constructor(
+    private readonly db: Db,
+    readonly snapshot: Snapshot,
+  ) {}
 
   /** Records in `range` (in its direction), as buffers. */
   iterator(range: Range & { reverse?: boolean; limit?: number }) {

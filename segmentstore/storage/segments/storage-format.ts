@@ -29,6 +29,9 @@ export async function checkFormat(db: ClassicLevel<Buffer, Buffer>, location: st
     return;
   }
   const [any] = await db.keys({ limit: 1, keyEncoding: 'buffer' }).all();
-  if (any) throw new Error(`${location} holds kvt storage format 1 (one record per entry); this segment store reads formats ${FORMAT_WITHOUT_LOG} and ${STORAGE_FORMAT} only: export the data with the older kvt and import it`);
+  if (any)
+    throw new Error(
+      `${location} holds kvt storage format 1 (one record per entry); this segment store reads formats ${FORMAT_WITHOUT_LOG} and ${STORAGE_FORMAT} only: export the data with the older kvt and import it`,
+    );
   await db.put(FORMAT_KEY, Buffer.from(String(STORAGE_FORMAT)), { sync: true });
 }

@@ -12,7 +12,12 @@ import { renderTable } from '../../../bench/report/terminal';
 
 function m(unitsPerSec: number, p99Ms = 10, cpuPerOp: number | null = 0.0001): PeerMeasurement {
   return {
-    ops: 1000, opsPerSec: unitsPerSec, unitsPerSec, cpuSeconds: cpuPerOp === null ? null : cpuPerOp * 1000, cpuPerOp, errors: 0,
+    ops: 1000,
+    opsPerSec: unitsPerSec,
+    unitsPerSec,
+    cpuSeconds: cpuPerOp === null ? null : cpuPerOp * 1000,
+    cpuPerOp,
+    errors: 0,
     latency: { count: 1000, p50Ms: 1, p99Ms, p999Ms: p99Ms * 2, maxMs: p99Ms * 3, meanMs: 2 },
   };
 }
@@ -23,9 +28,13 @@ function c(id: string, peers: CaseResult['peers']): CaseResult {
 
 function runOf(cases: CaseResult[]): BenchRun {
   return {
-    startedAt: '2025-01-01T00:00:00.000Z', mode: 'quick', durationSec: 90,
+    startedAt: '2025-01-01T00:00:00.000Z',
+    mode: 'quick',
+    durationSec: 90,
     machine: { cpus: 2, node: 'v20', platform: 'linux', etcd: 'etcd Version: 3.4.23' },
-    settings: {}, cases, notes: ['a note'],
+    settings: {},
+    cases,
+    notes: ['a note'],
   };
 }
 
@@ -57,7 +66,7 @@ describe('bench ratios', () => {
     expect(r.kvtOverEtcd).toBeNull();
   });
 
-  it('compares server CPU with etcd only: raw LevelDB\'s CPU is the whole benchmark process, driver included', () => {
+  it("compares server CPU with etcd only: raw LevelDB's CPU is the whole benchmark process, driver included", () => {
     const r = caseRatios(fullRun.cases[0], 'cpuPerOp', 'lower');
     expect(r.kvtOverEtcd).toBeCloseTo(0.625);
     expect(r.raw).toBeNull();
@@ -66,9 +75,7 @@ describe('bench ratios', () => {
 
   it('adds a W6 latency row and a W1 CPU row to the throughput rows', () => {
     const rows = allRatios(fullRun);
-    expect(rows.map((r) => `${r.caseId}:${r.metric}`)).toEqual([
-      'W1-64:unitsPerSec', 'W2-uni:unitsPerSec', 'W6:p99Ms', 'W1-64:cpuPerOp',
-    ]);
+    expect(rows.map((r) => `${r.caseId}:${r.metric}`)).toEqual(['W1-64:unitsPerSec', 'W2-uni:unitsPerSec', 'W6:p99Ms', 'W1-64:cpuPerOp']);
   });
 });
 
@@ -166,14 +173,20 @@ describe('bench helpers', () => {
   it('ranks the functions of a CPU profile by self samples', () => {
     const node = (id: number, functionName: string) => ({ id, callFrame: { functionName, url: 'file:///x/y.js', lineNumber: 9 } });
     const hot = hotFunctions({ nodes: [node(1, 'a'), node(2, 'b'), node(3, '(idle)')], samples: [1, 2, 2, 2, 3, 3, 3] });
-    expect(hot).toEqual([{ name: 'b y.js:10', selfPct: 75 }, { name: 'a y.js:10', selfPct: 25 }]);
+    expect(hot).toEqual([
+      { name: 'b y.js:10', selfPct: 75 },
+      { name: 'a y.js:10', selfPct: 25 },
+    ]);
   });
 
   it('ranks only the samples taken within a window of the monotonic clock', () => {
     const node = (id: number, functionName: string) => ({ id, callFrame: { functionName, url: '', lineNumber: -1 } });
     // Samples at 1,000 + 10, 20, 30, 40 µs: a, a, b, c.
     const profile = { nodes: [node(1, 'a'), node(2, 'b'), node(3, 'c')], startTime: 1_000, samples: [1, 1, 2, 3], timeDeltas: [10, 10, 10, 10] };
-    expect(hotFunctions(profile, 8, { fromUs: 1_015, toUs: 1_040 })).toEqual([{ name: 'a', selfPct: 50 }, { name: 'b', selfPct: 50 }]);
+    expect(hotFunctions(profile, 8, { fromUs: 1_015, toUs: 1_040 })).toEqual([
+      { name: 'a', selfPct: 50 },
+      { name: 'b', selfPct: 50 },
+    ]);
     expect(hotFunctions(profile, 8, { fromUs: 2_000, toUs: 3_000 })).toEqual([]);
     expect(formatHot([])).toBe('no busy samples');
   });

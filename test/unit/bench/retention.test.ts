@@ -22,20 +22,12 @@ describe('bench profile retention', () => {
   }
 
   it('removes the oldest profile directories beyond `keep`, newest by their timestamp, and leaves results files alone', () => {
-    const names = [
-      'profile-2026-11-23T18-16-36-141Z',
-      'profile-2026-11-23T20-41-14-254Z-W4',
-      'profile-2026-11-22T09-00-00-000Z-W4',
-      'profile-2026-11-23T19-24-00-347Z-W4',
-    ];
+    const names = ['profile-2026-11-23T18-16-36-141Z', 'profile-2026-11-23T20-41-14-254Z-W4', 'profile-2026-11-22T09-00-00-000Z-W4', 'profile-2026-11-23T19-24-00-347Z-W4'];
     const dir = results(names, ['2026-11-22T09-00-00-000Z.json', 'notes.txt']);
     fs.mkdirSync(path.join(dir, 'unrelated'));
     const removed = pruneProfiles(dir, 2);
     expect(removed).toEqual(['profile-2026-11-22T09-00-00-000Z-W4', 'profile-2026-11-23T18-16-36-141Z']);
-    expect(fs.readdirSync(dir).sort()).toEqual([
-      '2026-11-22T09-00-00-000Z.json', 'notes.txt',
-      'profile-2026-11-23T19-24-00-347Z-W4', 'profile-2026-11-23T20-41-14-254Z-W4', 'unrelated',
-    ]);
+    expect(fs.readdirSync(dir).sort()).toEqual(['2026-11-22T09-00-00-000Z.json', 'notes.txt', 'profile-2026-11-23T19-24-00-347Z-W4', 'profile-2026-11-23T20-41-14-254Z-W4', 'unrelated']);
   });
 
   it('removes nothing when `keep` covers them all, and copes with a missing results directory', () => {

@@ -29,7 +29,11 @@ describe('bench rounds', () => {
       const order: string[] = [];
       let current = '';
       const spec: CaseSpec = {
-        id: 'T', workload: 'T', title: 'test puts', unit: 'ops', shape: { kind: 'closed', concurrency: 4 },
+        id: 'T',
+        workload: 'T',
+        title: 'test puts',
+        unit: 'ops',
+        shape: { kind: 'closed', concurrency: 4 },
         operation(peer, _s, extra) {
           const name = peer === a ? 'a' : 'b';
           extra.calls = 0;
@@ -42,7 +46,15 @@ describe('bench rounds', () => {
         },
       };
       const s = { ...QUICK, measureMs: 400, warmupMs: 400, maxOps: 1_000_000 };
-      const result = await measureCaseInRounds([{ name: 'a', peer: a }, { name: 'b', peer: b }], spec, s, 4);
+      const result = await measureCaseInRounds(
+        [
+          { name: 'a', peer: a },
+          { name: 'b', peer: b },
+        ],
+        spec,
+        s,
+        4,
+      );
       // Warm-up and measured phase of a round run back to back: a b | b a | a b | b a.
       expect(order).toEqual(['a', 'b', 'a', 'b', 'a']);
       for (const name of ['a', 'b']) {
@@ -69,7 +81,11 @@ describe('bench rounds', () => {
     try {
       let bRounds = 0;
       const spec: CaseSpec = {
-        id: 'T', workload: 'T', title: 'test', unit: 'ops', shape: { kind: 'closed', concurrency: 2 },
+        id: 'T',
+        workload: 'T',
+        title: 'test',
+        unit: 'ops',
+        shape: { kind: 'closed', concurrency: 2 },
         operation(peer) {
           if (peer === b && ++bRounds > 1) throw new Error('peer b is gone');
           return async () => {
@@ -79,7 +95,15 @@ describe('bench rounds', () => {
         },
       };
       const s = { ...QUICK, measureMs: 150, warmupMs: 0 };
-      const result = await measureCaseInRounds([{ name: 'a', peer: a }, { name: 'b', peer: b }], spec, s, 3);
+      const result = await measureCaseInRounds(
+        [
+          { name: 'a', peer: a },
+          { name: 'b', peer: b },
+        ],
+        spec,
+        s,
+        3,
+      );
       expect(result.get('b')).toBeInstanceOf(Error);
       expect((result.get('b') as Error).message).toBe('peer b is gone');
       const ma = result.get('a');
@@ -107,7 +131,11 @@ describe('bench rounds', () => {
       const a2 = { name: 'etcd3', cpu: { kind: 'pids', pids: () => [server.pid!] } } as unknown as Peer;
       const roundStarts: { peer: string; at: number }[] = [];
       const spec: CaseSpec = {
-        id: 'T', workload: 'T', title: 'deferred work', unit: 'ops', shape: { kind: 'closed', concurrency: 2 },
+        id: 'T',
+        workload: 'T',
+        title: 'deferred work',
+        unit: 'ops',
+        shape: { kind: 'closed', concurrency: 2 },
         operation(peer) {
           roundStarts.push({ peer: peer === b ? 'b' : peer === a2 ? 'a2' : 'a', at: Date.now() });
           if (peer === a) server.stdin.write('burn\n');
@@ -118,7 +146,16 @@ describe('bench rounds', () => {
         },
       };
       const s = { ...QUICK, measureMs: 300, warmupMs: 0, settleMs: 5_000 };
-      const result = await measureCaseInRounds([{ name: 'a', peer: a }, { name: 'b', peer: b }, { name: 'a2', peer: a2 }], spec, s, 2);
+      const result = await measureCaseInRounds(
+        [
+          { name: 'a', peer: a },
+          { name: 'b', peer: b },
+          { name: 'a2', peer: a2 },
+        ],
+        spec,
+        s,
+        2,
+      );
       const m = result.get('a');
       if (!m || m instanceof Error) throw new Error(`no measurement: ${String(m)}`);
       // Two burns of 400 ms, both after their windows: charged (a window-only meter read ~0).

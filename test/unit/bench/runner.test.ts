@@ -19,7 +19,11 @@ const idlePeer = { name: 'raw', cpu: { kind: 'pids', pids: () => [] } } as unkno
 /** A case whose operation takes `latencyMs` from `concurrency` callers; `before` may fail an attempt first. */
 function fixedLatencyCase(latencyMs: number, concurrency: number, before?: (extra: Record<string, number>) => void): CaseSpec {
   return {
-    id: 'T', workload: 'T', title: 'fixed latency', unit: 'ops', shape: { kind: 'closed', concurrency },
+    id: 'T',
+    workload: 'T',
+    title: 'fixed latency',
+    unit: 'ops',
+    shape: { kind: 'closed', concurrency },
     operation(_peer, _s, extra) {
       extra.done = 0;
       return async () => {

@@ -26,8 +26,12 @@ describe('parseImportLine', () => {
   it('checks the limits and the text before anything is sent, naming the line and the field', () => {
     expect(() => parseImportLine('{"key":"","value":"v"}', 4)).toThrow('line 4: "key" is empty');
     expect(() => parseImportLine('{"family":"","key":"k","value":"v"}', 5)).toThrow('line 5: "family" must be a non-empty string or null');
-    expect(() => parseImportLine(JSON.stringify({ family: 'ff', key: 'k'.repeat(MAX_KEY_LENGTH - 1), value: 'v' }), 6)).toThrow(`line 6: "key" with its family is ${MAX_KEY_LENGTH + 1} bytes; the maximum is ${MAX_KEY_LENGTH}`);
-    expect(() => parseImportLine(JSON.stringify({ key: 'k', value: 'v'.repeat(MAX_VALUE_LENGTH + 1) }), 7)).toThrow(`line 7: "value" is ${MAX_VALUE_LENGTH + 1} bytes; the maximum is ${MAX_VALUE_LENGTH}`);
+    expect(() => parseImportLine(JSON.stringify({ family: 'ff', key: 'k'.repeat(MAX_KEY_LENGTH - 1), value: 'v' }), 6)).toThrow(
+      `line 6: "key" with its family is ${MAX_KEY_LENGTH + 1} bytes; the maximum is ${MAX_KEY_LENGTH}`,
+    );
+    expect(() => parseImportLine(JSON.stringify({ key: 'k', value: 'v'.repeat(MAX_VALUE_LENGTH + 1) }), 7)).toThrow(
+      `line 7: "value" is ${MAX_VALUE_LENGTH + 1} bytes; the maximum is ${MAX_VALUE_LENGTH}`,
+    );
     // Two lone surrogates would both become U+FFFD: distinct keys merged.
     expect(() => parseImportLine('{"key":"a\\ud800","value":"v"}', 8)).toThrow('line 8: "key" holds a lone UTF-16 surrogate (not valid UTF-8 text; use "key_b64")');
   });
@@ -48,10 +52,20 @@ describe('InFlight', () => {
     let finishFirst!: () => void;
     await inFlight.add(['k'], 1, 1, 1, () => {
       order.push('send 1');
-      return new Promise<void>((r) => (finishFirst = () => { order.push('done 1'); r(); }));
+      return new Promise<void>(
+        (r) =>
+          (finishFirst = () => {
+            order.push('done 1');
+            r();
+          }),
+      );
     });
-    const second = inFlight.add(['k'], 2, 2, 1, async () => { order.push('send 2'); });
-    await inFlight.add(['other'], 3, 3, 1, async () => { order.push('send 3'); });
+    const second = inFlight.add(['k'], 2, 2, 1, async () => {
+      order.push('send 2');
+    });
+    await inFlight.add(['other'], 3, 3, 1, async () => {
+      order.push('send 3');
+    });
     await new Promise((r) => setTimeout(r, 20));
     expect(order).toEqual(['send 1', 'send 3']);
     finishFirst();

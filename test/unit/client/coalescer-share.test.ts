@@ -34,8 +34,12 @@ describe('deliver', () => {
   function member(keys: number, log: string[]): Pending {
     const keyRefs = Array.from({ length: keys }, () => ({ family: 'f', key: Buffer.from('k') }));
     return {
-      sub: { get: { segmentId: '1', keys: keyRefs } }, bytes: keys, deadline: Date.now() + 1000, expired: false,
-      resolve: (r) => log.push(`resolved ${r.get?.entries.length}`), reject: (e) => log.push(`rejected ${String(e)}`),
+      sub: { get: { segmentId: '1', keys: keyRefs } },
+      bytes: keys,
+      deadline: Date.now() + 1000,
+      expired: false,
+      resolve: (r) => log.push(`resolved ${r.get?.entries.length}`),
+      reject: (e) => log.push(`rejected ${String(e)}`),
     };
   }
   const entry = { found: false, key: Buffer.from('k'), value: Buffer.alloc(0), sequence: '' };

@@ -1,8 +1,24 @@
 import { describe, expect, it } from 'vitest';
 import {
-  BadKeyVersionError, ConditionalTableUpdateError, DocumentConflictError, InvalidArgumentError, KvtError, NoSuchKeyError,
-  ObjectClosedError, OverloadedError, PermissionDeniedError, ScopeNotFoundError, SegmentStoreHoldsDataError, SegmentStoreLiveError, SegmentStoreNotFoundError,
-  SegmentStoreRemovedError, ServiceError, TableNotActiveError, TableNotFoundError, UnauthenticatedError, UnavailableError,
+  BadKeyVersionError,
+  ConditionalTableUpdateError,
+  DocumentConflictError,
+  InvalidArgumentError,
+  KvtError,
+  NoSuchKeyError,
+  ObjectClosedError,
+  OverloadedError,
+  PermissionDeniedError,
+  ScopeNotFoundError,
+  SegmentStoreHoldsDataError,
+  SegmentStoreLiveError,
+  SegmentStoreNotFoundError,
+  SegmentStoreRemovedError,
+  ServiceError,
+  TableNotActiveError,
+  TableNotFoundError,
+  UnauthenticatedError,
+  UnavailableError,
 } from '../../../client';
 
 const cases: [new (m: string) => KvtError, string, string][] = [

@@ -41,7 +41,13 @@ describe('routing hash', () => {
 
 function routingOf(n: number): Routing {
   const partitions = Array.from({ length: n }, (_, i) => ({
-    index: i, hashLow: i / n, hashHigh: (i + 1) / n, segmentId: String(100 + i), storeId: `s${i % 2}`, storeAddress: `127.0.0.1:${7000 + (i % 2)}`, storeLive: true,
+    index: i,
+    hashLow: i / n,
+    hashHigh: (i + 1) / n,
+    segmentId: String(100 + i),
+    storeId: `s${i % 2}`,
+    storeAddress: `127.0.0.1:${7000 + (i % 2)}`,
+    storeLive: true,
   }));
   return { scope: 's', table: 't', partitionCount: n, generation: '1', partitions: partitions.reverse() };
 }

@@ -79,7 +79,7 @@ describe('InMemoryKeyValueTable', () => {
     expect([await table.exists('f', 'k'), await table.exists('f', 'held')]).toEqual([false, false]);
   });
 
-  it('keeps its own copy of keys and values: changing the caller\'s bytes or a value read changes nothing', async () => {
+  it("keeps its own copy of keys and values: changing the caller's bytes or a value read changes nothing", async () => {
     const table = new InMemoryKeyValueTable({ keySerializer: Serializers.bytes, valueSerializer: Serializers.bytesView });
     const key = new Uint8Array([1, 2]);
     const value = new Uint8Array([3, 4]);

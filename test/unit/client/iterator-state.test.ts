@@ -4,9 +4,17 @@ import { InvalidArgumentError } from '../../../client';
 import { decodeState, encodeState, IteratorState } from '../../../client/internal/iterator-state';
 
 const state: IteratorState = {
-  table: 'wiki/pages', family: 'Main_Page', entries: true, maxKeysAtOnce: 7,
-  prefix: Buffer.from('rev-'), from: Buffer.from([0, 1]), to: Buffer.from([0xff]), toInclusive: true, reverse: true,
-  after: Buffer.from([0x80, 0x00, 0x7f]), done: false,
+  table: 'wiki/pages',
+  family: 'Main_Page',
+  entries: true,
+  maxKeysAtOnce: 7,
+  prefix: Buffer.from('rev-'),
+  from: Buffer.from([0, 1]),
+  to: Buffer.from([0xff]),
+  toInclusive: true,
+  reverse: true,
+  after: Buffer.from([0x80, 0x00, 0x7f]),
+  done: false,
 };
 
 describe('iterator state tokens', () => {

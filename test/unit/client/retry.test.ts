@@ -48,26 +48,42 @@ describe('the error of an update whose call broke', () => {
       }
     })(connections, defaultCoalescerOptions());
     const routing = new RoutingCache(async () => ({
-      scope: 's', table: 't', partitionCount: 1, generation: '1',
+      scope: 's',
+      table: 't',
+      partitionCount: 1,
+      generation: '1',
       partitions: [{ index: 0, hashLow: 0, hashHigh: 1, segmentId: '7', storeId: 'x', storeAddress: '127.0.0.1:1', storeLive: true }],
     }));
     return new TableTransport('s/t', 's', 't', connections, coalescer, { timeoutMs: 1000, retry: { maxRetries: 0, initialBackoffMs: 1, maxBackoffMs: 1 } }, routing);
   }
   const send = (t: TableTransport, read: boolean) =>
-    t.execute((r) => r.routeOf(0), (segmentId) => ({ get: { segmentId, keys: [] } }), { read });
+    t.execute(
+      (r) => r.routeOf(0),
+      (segmentId) => ({ get: { segmentId, keys: [] } }),
+      { read },
+    );
 
   it('is an UnavailableError with maybeApplied for a stream broken by RESOURCE_EXHAUSTED, and a ServiceError for a read', async () => {
     const broken = statusError(grpc.status.RESOURCE_EXHAUSTED, 'Sent message larger than max');
-    const update = await send(transportFailingWith(broken), false).then(() => undefined, (err: unknown) => err);
+    const update = await send(transportFailingWith(broken), false).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     expect(update).toBeInstanceOf(UnavailableError);
     expect((update as UnavailableError).maybeApplied).toBe(true);
     expect((update as UnavailableError).message).toContain('may have been applied');
-    const read = await send(transportFailingWith(broken), true).then(() => undefined, (err: unknown) => err);
+    const read = await send(transportFailingWith(broken), true).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     expect(read).toBeInstanceOf(ServiceError);
   });
 
   it('keeps a refusal of the store its own error, with nothing applied', async () => {
-    const refused = await send(transportFailingWith(statusError(grpc.status.UNAVAILABLE, 'stopping', 'UNAVAILABLE')), false).then(() => undefined, (e: unknown) => e);
+    const refused = await send(transportFailingWith(statusError(grpc.status.UNAVAILABLE, 'stopping', 'UNAVAILABLE')), false).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(refused).toBeInstanceOf(UnavailableError);
     expect((refused as UnavailableError).maybeApplied).toBe(false);
   });

@@ -11,8 +11,22 @@ describe('Serializers', () => {
 
   it('utf8 writes exactly the bytes of Buffer.from(text, "utf8"), on its short-ASCII path and off it', () => {
     const texts = [
-      '', 'k', 'k000042', 'a'.repeat(48), 'a'.repeat(49), '\u007f', 'x\u0080', 'é', 'a'.repeat(47) + 'ü',
-      '😀', 'a\ud800b', '\udc00', 'page/Main_Page@12345', 'ключ', 'a'.repeat(48) + 'é', '\0\t\n',
+      '',
+      'k',
+      'k000042',
+      'a'.repeat(48),
+      'a'.repeat(49),
+      '\u007f',
+      'x\u0080',
+      'é',
+      'a'.repeat(47) + 'ü',
+      '😀',
+      'a\ud800b',
+      '\udc00',
+      'page/Main_Page@12345',
+      'ключ',
+      'a'.repeat(48) + 'é',
+      '\0\t\n',
     ];
     for (const text of texts) {
       const bytes = Serializers.utf8.serialize(text);
@@ -57,7 +71,8 @@ describe('Serializers', () => {
     for (const [name, s] of Object.entries(Serializers) as [string, Serializer<unknown>][]) {
       const from = s.deserializeFrom!(text, start, end);
       expect(from, name).toEqual(s.deserialize(text.subarray(start, end)));
-      if (name === 'json') expect(() => s.deserializeFrom!(text, 3, 3)).toThrow(SyntaxError); // as deserialize of no bytes
+      if (name === 'json')
+        expect(() => s.deserializeFrom!(text, 3, 3)).toThrow(SyntaxError); // as deserialize of no bytes
       else expect(s.deserializeFrom!(text, 3, 3), `${name} empty`).toEqual(s.deserialize(text.subarray(3, 3)));
     }
     // bytes copies (a change of the response does not show), bytesView is a view (it does).

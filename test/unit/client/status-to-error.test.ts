@@ -1,8 +1,19 @@
 import * as grpc from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import {
-  BadKeyVersionError, InvalidArgumentError, NoSuchKeyError, ObjectClosedError, OverloadedError, ScopeNotFoundError, SegmentStoreHoldsDataError,
-  SegmentStoreLiveError, SegmentStoreNotFoundError, SegmentStoreRemovedError, ServiceError, TableNotActiveError, TableNotFoundError,
+  BadKeyVersionError,
+  InvalidArgumentError,
+  NoSuchKeyError,
+  ObjectClosedError,
+  OverloadedError,
+  ScopeNotFoundError,
+  SegmentStoreHoldsDataError,
+  SegmentStoreLiveError,
+  SegmentStoreNotFoundError,
+  SegmentStoreRemovedError,
+  ServiceError,
+  TableNotActiveError,
+  TableNotFoundError,
   UnavailableError,
 } from '../../../client';
 import { isTransient, surelyNotSent } from '../../../client/internal/retry';

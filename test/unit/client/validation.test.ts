@@ -5,7 +5,10 @@ import { InvalidArgumentError, KeyValueTableFactory, KeyValueTableManager, Seria
 const controller = '127.0.0.1:1';
 
 async function rejection(p: Promise<unknown>): Promise<InvalidArgumentError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(InvalidArgumentError);
   return err as InvalidArgumentError;
 }
@@ -37,15 +40,19 @@ describe('KeyValueTable client-side validation', () => {
   });
 
   it('rejects duplicate keys in a batch, naming the key', async () => {
-    const err = await rejection(table.putAll('f', [['a', '1'], ['b', '2'], ['a', '3']]));
+    const err = await rejection(
+      table.putAll('f', [
+        ['a', '1'],
+        ['b', '2'],
+        ['a', '3'],
+      ]),
+    );
     expect(err.message).toBe('key "a" appears more than once in the batch (index 2)');
     expect(err.index).toBe(2);
   });
 
   it('rejects multi-key updates and iterators without a family', async () => {
-    expect((await rejection(table.putAll(null as unknown as string, [['a', '1']]))).message).toBe(
-      'putAll needs a key family: only keys of one family are updated atomically or iterated in order',
-    );
+    expect((await rejection(table.putAll(null as unknown as string, [['a', '1']]))).message).toBe('putAll needs a key family: only keys of one family are updated atomically or iterated in order');
     expect(() => table.keyIterator(null as unknown as string)).toThrow(InvalidArgumentError);
     await rejection(table.put('', 'k', 'v'));
   });
@@ -95,7 +102,10 @@ describe('an unreachable controller', () => {
 
   it('fails manager calls with UnavailableError instead of hanging', async () => {
     await using manager = new KeyValueTableManager(options);
-    const err = await manager.createScope('s').then(() => null, (e: unknown) => e);
+    const err = await manager.createScope('s').then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(UnavailableError);
     expect((err as UnavailableError).maybeApplied).toBe(false);
   });
@@ -103,6 +113,11 @@ describe('an unreachable controller', () => {
   it('fails table calls with UnavailableError instead of hanging', async () => {
     await using factory = KeyValueTableFactory.withScope('s', options);
     const table = factory.forKeyValueTable('t', { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 });
-    expect(await table.get(null, 'k').then(() => null, (e: unknown) => e)).toBeInstanceOf(UnavailableError);
+    expect(
+      await table.get(null, 'k').then(
+        () => null,
+        (e: unknown) => e,
+      ),
+    ).toBeInstanceOf(UnavailableError);
   });
 });

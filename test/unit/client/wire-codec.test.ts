@@ -66,7 +66,13 @@ describe('client wire codecs', () => {
   });
 
   it('hands the last key out as a copy that does not pin the response', () => {
-    const wire = service.Iterate.responseSerialize({ items: [{ found: true, key: Buffer.from('a'), sequence: '1' }, { found: true, key: Buffer.from('bb'), sequence: '2' }], done: false });
+    const wire = service.Iterate.responseSerialize({
+      items: [
+        { found: true, key: Buffer.from('a'), sequence: '1' },
+        { found: true, key: Buffer.from('bb'), sequence: '2' },
+      ],
+      done: false,
+    });
     const page = decodeIteratePage(wire, asEntry);
     expect(page.lastKey).toEqual(Buffer.from('bb'));
     wire.fill(0);

@@ -64,8 +64,15 @@ describe('MetadataStore', () => {
     const b = await openStore(dir);
     expect(b.listScopes()).toEqual(['wiki']);
     expect(b.getTable('wiki', 'pages')).toEqual({
-      scope: 'wiki', table: 'pages', partitionCount: 2, state: 'ACTIVE', createdAtMs: 4,
-      partitions: [{ index: 0, segmentId: '1', storeId: 's1' }, { index: 1, segmentId: '2', storeId: 's1' }],
+      scope: 'wiki',
+      table: 'pages',
+      partitionCount: 2,
+      state: 'ACTIVE',
+      createdAtMs: 4,
+      partitions: [
+        { index: 0, segmentId: '1', storeId: 's1' },
+        { index: 1, segmentId: '2', storeId: 's1' },
+      ],
     });
     expect(b.getStore('s1')).toEqual({ storeId: 's1', address: '127.0.0.1:1000', lastHeartbeatMs: 3 });
     expect(b.generation).toBe(generation);
@@ -136,7 +143,11 @@ describe('MetadataStore', () => {
     await table('other', ['a'], 'ACTIVE'); // 7
     const basis = m.tablesOnStore('b');
     expect(basis.map((t) => t.table)).toEqual(['act', 'c', 'del']);
-    const newOwners = new Map([['s/act#1', 'a'], ['s/act#2', 'a'], ['s/c#1', 'a']]);
+    const newOwners = new Map([
+      ['s/act#1', 'a'],
+      ['s/act#2', 'a'],
+      ['s/c#1', 'a'],
+    ]);
 
     // A plan made from other records than the current ones writes nothing.
     expect(await m.removeStore({ storeId: 'b', nowMs: 5, basis: basis.slice(1), newOwners })).toEqual({ kind: 'stale' });
@@ -144,7 +155,9 @@ describe('MetadataStore', () => {
 
     const outcome = await m.removeStore({ storeId: 'b', nowMs: 5, basis, newOwners });
     const record = {
-      storeId: 'b', address: 'h:2', removedAtMs: 5,
+      storeId: 'b',
+      address: 'h:2',
+      removedAtMs: 5,
       lost: [
         { scope: 's', table: 'act', index: 1, segmentId: '4', newSegmentId: '8', newStoreId: 'a' },
         { scope: 's', table: 'act', index: 2, segmentId: '5', newSegmentId: '9', newStoreId: 'a' },
@@ -163,12 +176,18 @@ describe('MetadataStore', () => {
         { index: 2, segmentId: '9', storeId: 'a', replaces: { segmentId: '5', storeId: 'b' } },
       ]);
       expect(x.getTable('s', 'del')?.partitions).toEqual([{ index: 0, segmentId: '6', storeId: 'b' }]);
-      expect(x.unfinishedTables().map((t) => t.table).sort()).toEqual(['act', 'c', 'del']);
+      expect(
+        x
+          .unfinishedTables()
+          .map((t) => t.table)
+          .sort(),
+      ).toEqual(['act', 'c', 'del']);
     };
     check(m);
     // A placement made before the removal was written cannot use the store.
     await expect(m.createTable({ scope: 's', table: 'late', owners: ['b'], nowMs: 6 })).rejects.toMatchObject({
-      code: 'UNAVAILABLE', message: 'segment store b was removed meanwhile; table s/late was not created: try again',
+      code: 'UNAVAILABLE',
+      message: 'segment store b was removed meanwhile; table s/late was not created: try again',
     });
     await m.close();
 
@@ -177,9 +196,18 @@ describe('MetadataStore', () => {
     const g = BigInt(again.generation);
     const replacing = again.getTable('s', 'act')!;
     const done = await again.finishReplacements(replacing);
-    expect(done.partitions.map((p) => [p.segmentId, p.storeId, p.replaces])).toEqual([['3', 'a', undefined], ['8', 'a', undefined], ['9', 'a', undefined]]);
+    expect(done.partitions.map((p) => [p.segmentId, p.storeId, p.replaces])).toEqual([
+      ['3', 'a', undefined],
+      ['8', 'a', undefined],
+      ['9', 'a', undefined],
+    ]);
     expect(BigInt(again.generation)).toBe(g + 1n);
-    expect(again.unfinishedTables().map((t) => t.table).sort()).toEqual(['c', 'del']);
+    expect(
+      again
+        .unfinishedTables()
+        .map((t) => t.table)
+        .sort(),
+    ).toEqual(['c', 'del']);
     await expect(again.finishReplacements(replacing)).rejects.toThrow('table s/act changed while its replacement segments were created');
   });
 

@@ -14,7 +14,14 @@ describe('placePartitions', () => {
   });
 
   it('fills the least loaded store first', () => {
-    const owners = placePartitions(4, ['a', 'b', 'c'], new Map([['a', 3], ['b', 1]]));
+    const owners = placePartitions(
+      4,
+      ['a', 'b', 'c'],
+      new Map([
+        ['a', 3],
+        ['b', 1],
+      ]),
+    );
     expect(owners).toEqual(['c', 'b', 'c', 'b']);
   });
 
@@ -27,12 +34,25 @@ describe('placePartitions', () => {
   });
 
   it('is deterministic for the same inputs whatever the order of the store list', () => {
-    const load = new Map([['a', 2], ['b', 2], ['c', 5]]);
+    const load = new Map([
+      ['a', 2],
+      ['b', 2],
+      ['c', 5],
+    ]);
     expect(placePartitions(7, ['c', 'b', 'a'], load)).toEqual(placePartitions(7, ['a', 'b', 'c'], load));
   });
 
   it('ignores the load of stores that are not live', () => {
-    expect(placePartitions(2, ['a'], new Map([['dead', 0], ['a', 9]]))).toEqual(['a', 'a']);
+    expect(
+      placePartitions(
+        2,
+        ['a'],
+        new Map([
+          ['dead', 0],
+          ['a', 9],
+        ]),
+      ),
+    ).toEqual(['a', 'a']);
   });
 
   it('refuses to place without a live store', () => {

@@ -19,7 +19,11 @@ async function setup(dataDir?: string, startMs = 1_000_000) {
   const clock = { now: startMs };
   const registry = new StoreRegistry(meta, { heartbeatIntervalMs: 100, storeTimeoutMs: 500, clock: () => clock.now }, silentLogger);
   registry.start();
-  cleanup.push(() => dir.dispose(), () => meta.close(), () => registry.stop());
+  cleanup.push(
+    () => dir.dispose(),
+    () => meta.close(),
+    () => registry.stop(),
+  );
   return { meta, registry, clock, where };
 }
 
@@ -76,7 +80,10 @@ describe('StoreRegistry', () => {
     const g = BigInt(meta.generation);
 
     // A second process with the same id (a copied data directory): refused, naming both addresses.
-    const refused = await registry.register('s1', '127.0.0.1:2').then(() => undefined, (err: unknown) => err);
+    const refused = await registry.register('s1', '127.0.0.1:2').then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     expect(refused).toBeInstanceOf(KvtFault);
     expect((refused as KvtFault).code).toBe('UNAVAILABLE');
     expect((refused as KvtFault).message).toMatch(/s1 is live at 127\.0\.0\.1:1 .*127\.0\.0\.1:2 cannot take it until .*500 ms/);
@@ -92,7 +99,10 @@ describe('StoreRegistry', () => {
     // margin); once that has passed, the id is dead and the store at the new address takes it (it
     // moved), keeping its segments, with a new generation.
     clock.now += 200;
-    const again = await registry.register('s1', '127.0.0.1:2').then(() => undefined, (err: unknown) => err as KvtFault);
+    const again = await registry.register('s1', '127.0.0.1:2').then(
+      () => undefined,
+      (err: unknown) => err as KvtFault,
+    );
     expect(again?.retryAfterMs).toBe(300 + 20);
     clock.now += again!.retryAfterMs!;
     await registry.refreshLiveness();
@@ -163,7 +173,10 @@ describe('StoreRegistry', () => {
     registry.claimForRemoval('s1', '127.0.0.1:1');
     await meta.removeStore({ storeId: 's1', nowMs: clock.now, basis: [], newOwners: new Map() });
     registry.forget('s1');
-    const removed = { code: 'SEGMENT_STORE_REMOVED', message: 'segment store s1 was removed from the cluster; its data directory holds segments no table uses any more: wipe it and start the store again to join as a new store' };
+    const removed = {
+      code: 'SEGMENT_STORE_REMOVED',
+      message: 'segment store s1 was removed from the cluster; its data directory holds segments no table uses any more: wipe it and start the store again to join as a new store',
+    };
     await expect(registry.register('s1', '127.0.0.1:1')).rejects.toMatchObject(removed);
     await expect(registry.register('s1', '127.0.0.1:9')).rejects.toMatchObject(removed);
     expect(await registry.heartbeat('s1', '127.0.0.1:1')).toBe(false);

@@ -1,13 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  assertTransition,
-  IllegalTableStateTransitionError,
-  isLegalTransition,
-  REMOVED,
-  TABLE_STATE_TRANSITIONS,
-  TableState,
-  TableStateTarget,
-} from '../../../controller/metadata/table-state';
+import { assertTransition, IllegalTableStateTransitionError, isLegalTransition, REMOVED, TABLE_STATE_TRANSITIONS, TableState, TableStateTarget } from '../../../controller/metadata/table-state';
 
 const STATES: TableState[] = ['CREATING', 'ACTIVE', 'DELETING'];
 const TARGETS: TableStateTarget[] = [...STATES, REMOVED];

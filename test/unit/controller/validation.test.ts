@@ -1,13 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { KvtFault } from '../../../server-kit/fault';
-import {
-  decodeContinuationToken,
-  effectiveListLimit,
-  encodeContinuationToken,
-  validateName,
-  validatePartitionCount,
-  validateStoreIdentity,
-} from '../../../controller/service/validation';
+import { decodeContinuationToken, effectiveListLimit, encodeContinuationToken, validateName, validatePartitionCount, validateStoreIdentity } from '../../../controller/service/validation';
 
 function faultOf(fn: () => void): KvtFault {
   try {

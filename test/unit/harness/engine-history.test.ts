@@ -16,7 +16,10 @@ function family(from: number, to: number, tag: string, sequence = 1): FamilyMode
 }
 
 function items(state: FamilyModel, from = '', to = '~'): string[] {
-  return [...state].filter(([k]) => k >= from && k < to).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, e]) => `${k}=${entryString(e.value, e.sequence)}`);
+  return [...state]
+    .filter(([k]) => k >= from && k < to)
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([k, e]) => `${k}=${entryString(e.value, e.sequence)}`);
 }
 
 /** A chain on family 'f': s0 = keys 0-9; update 1 (times 10-20) adds keys 10-19; update 2 (30-40) removes keys 0-4. */
@@ -35,7 +38,7 @@ function check(c: FamilyChain, invokedAt: number, completedAt: number, o: Observ
   return checkReads([read], new Map([['f', c]]));
 }
 
-describe('checkReads against one writer\'s chain of states', () => {
+describe("checkReads against one writer's chain of states", () => {
   it('accepts a read that saw any state between the updates completed before it and those begun before it ended', () => {
     const { chain: c, s } = chain();
     expect(check(c, 15, 16, { kind: 'range', family: 'f', seen: items(s[0]) })).toEqual([]);
@@ -80,7 +83,7 @@ describe('the chunk-aimed updates', () => {
   const lowers = ['', keyName(20), keyName(40), keyName(60), keyName(80)];
   const spec = { segmentId: '1', tag: 't', keySpace: 100, minValue: 600, maxValue: 900 };
 
-  it('remove whole chunks from a chunk\'s lower key, cut boundaries and split chunks', () => {
+  it("remove whole chunks from a chunk's lower key, cut boundaries and split chunks", () => {
     const rand = mulberry32(3);
     const kinds = new Set<string>();
     for (let i = 0; i < 200; i++) {
@@ -109,7 +112,7 @@ describe('the chunk-aimed updates', () => {
   });
 });
 
-describe('the wide workload\'s padded values', () => {
+describe("the wide workload's padded values", () => {
   it('pads every value to a fixed length and reads it back unpadded, a mangled one as no value ever written', () => {
     const s = paddedValues();
     const bytes = s.serialize('c1.2.w003');

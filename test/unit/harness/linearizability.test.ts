@@ -96,9 +96,22 @@ describe('checkKvHistory on single keys', () => {
     expect(h().put(2, [2, 3], 'a', 'y', ['BAD_KEY_VERSION', 0], '7.1').verdict()).toBe('violation');
     expect(h().put(1, [2, 3], 'a', 'y', '7.2').put(2, [4, 5], 'a', 'z', '7.3', '7.1').verdict()).toBe('violation');
     expect(h().put(2, [2, 3], 'a', 'y', ['NO_SUCH_KEY', 0], '7.1').verdict()).toBe('violation');
-    expect(h().update(2, [2, 3], [{ type: 'remove', key: 'a' }], [null]).put(3, [4, 5], 'a', 'y', ['NO_SUCH_KEY', 0], '7.1').verdict()).toBe('linearizable');
-    expect(h().update(2, [2, 3], [{ type: 'insert', key: 'a', value: 'y' }], ['7.2']).verdict()).toBe('violation');
-    expect(h().update(2, [2, 3], [{ type: 'insert', key: 'a', value: 'y' }], ['BAD_KEY_VERSION', 0]).verdict()).toBe('linearizable');
+    expect(
+      h()
+        .update(2, [2, 3], [{ type: 'remove', key: 'a' }], [null])
+        .put(3, [4, 5], 'a', 'y', ['NO_SUCH_KEY', 0], '7.1')
+        .verdict(),
+    ).toBe('linearizable');
+    expect(
+      h()
+        .update(2, [2, 3], [{ type: 'insert', key: 'a', value: 'y' }], ['7.2'])
+        .verdict(),
+    ).toBe('violation');
+    expect(
+      h()
+        .update(2, [2, 3], [{ type: 'insert', key: 'a', value: 'y' }], ['BAD_KEY_VERSION', 0])
+        .verdict(),
+    ).toBe('linearizable');
   });
 
   it('orders writes by their versions: of two concurrent writes, the higher version wins', () => {
@@ -129,7 +142,11 @@ describe('checkKvHistory with expiring writes (ttlMs; the checker allows the clo
   });
 
   it('makes an expired key absent for conditions, and leaves a later write alone', () => {
-    expect(h().update(2, [140, 150], ttl('a', 'y', 'insert'), ['7.2']).verdict()).toBe('linearizable');
+    expect(
+      h()
+        .update(2, [140, 150], ttl('a', 'y', 'insert'), ['7.2'])
+        .verdict(),
+    ).toBe('linearizable');
     expect(h().put(2, [140, 150], 'a', 'y', ['NO_SUCH_KEY', 0], '7.1').verdict()).toBe('linearizable');
     expect(h().put(2, [140, 150], 'a', 'y', '7.2', '7.1').verdict()).toBe('violation');
     // Overwritten before its expiry: the expiry of x does not remove y.
@@ -165,7 +182,10 @@ describe('checkKvHistory with expiring writes (ttlMs; the checker allows the clo
 });
 
 describe('checkKvHistory on a key family', () => {
-  const batch: Mod[] = [{ type: 'put', key: 'a1', value: 'p' }, { type: 'put', key: 'b1', value: 'q' }];
+  const batch: Mod[] = [
+    { type: 'put', key: 'a1', value: 'p' },
+    { type: 'put', key: 'b1', value: 'q' },
+  ];
 
   it('rejects a read that sees half of an atomic batch', () => {
     const h = () => new History().update(1, [0, 10], batch, ['7.1', '7.2']);
@@ -177,7 +197,10 @@ describe('checkKvHistory on a key family', () => {
 
   it('applies nothing of a batch whose condition failed, and checks the failing index', () => {
     const h = () => new History().put(1, [0, 1], 'a1', 'x', '7.1');
-    const conditional: Mod[] = [{ type: 'put', key: 'b1', value: 'q' }, { type: 'put', key: 'a1', value: 'y', version: 'NOT_EXISTS' }];
+    const conditional: Mod[] = [
+      { type: 'put', key: 'b1', value: 'q' },
+      { type: 'put', key: 'a1', value: 'y', version: 'NOT_EXISTS' },
+    ];
     expect(h().update(2, [2, 3], conditional, ['BAD_KEY_VERSION', 1]).read(3, [4, 5], ['b1'], [null]).verdict()).toBe('linearizable');
     expect(h().update(2, [2, 3], conditional, ['BAD_KEY_VERSION', 0]).verdict()).toBe('violation');
     expect(h().update(2, [2, 3], conditional, ['BAD_KEY_VERSION', 1]).read(3, [4, 5], ['b1'], ['q@7.2']).verdict()).toBe('violation');
@@ -208,7 +231,7 @@ function simulate(seed: number, count: number): KvOp[] {
   const ops: KvOp[] = [];
   for (let i = 0; i < count; i++) {
     const at = i * 10;
-    const common = { id: i, client: i % 5, group: 'f', invokedAt: at - rand() * 25, completedAt: at + rand() * 25 as number | undefined, name: 'op' };
+    const common = { id: i, client: i % 5, group: 'f', invokedAt: at - rand() * 25, completedAt: (at + rand() * 25) as number | undefined, name: 'op' };
     const key = keys[Math.floor(rand() * keys.length)];
     const r = rand();
     if (r < 0.4) {
@@ -229,8 +252,7 @@ function simulate(seed: number, count: number): KvOp[] {
     else if (holds) {
       seen.push(state.get(key)!.version);
       ops.push({ ...common, f: 'update', mods: [mod], outcome: { type: 'ok', versions: [state.get(key)!.version] } });
-    }
-    else ops.push({ ...common, f: 'update', mods: [mod], outcome: { type: 'failed', code: current ? 'BAD_KEY_VERSION' : 'NO_SUCH_KEY', index: 0 } });
+    } else ops.push({ ...common, f: 'update', mods: [mod], outcome: { type: 'failed', code: current ? 'BAD_KEY_VERSION' : 'NO_SUCH_KEY', index: 0 } });
   }
   return ops;
 }
@@ -247,7 +269,9 @@ describe('checkKvHistory on long simulated histories', () => {
       const reads = ops.filter((o): o is Extract<KvOp, { f: 'read' }> => o.f === 'read');
       const read = reads[Math.floor(reads.length / 2)];
       const later = ops.find((o): o is UpdateOp => o.f === 'update' && o.outcome.type === 'ok' && o.invokedAt > read.completedAt! && (o.mods[0] as { key: string }).key === read.keys[0])!;
-      const falsified = ops.map((o) => (o === read ? { ...read, values: [{ key: read.keys[0], value: (later.mods[0] as { value: string }).value, version: (later.outcome as { versions: string[] }).versions[0] }] } : o));
+      const falsified = ops.map((o) =>
+        o === read ? { ...read, values: [{ key: read.keys[0], value: (later.mods[0] as { value: string }).value, version: (later.outcome as { versions: string[] }).versions[0] }] } : o,
+      );
       const bad = checkKvHistory(falsified);
       expect(bad.conflicts).toEqual([]);
       expect(bad.groups[0].verdict, `seed ${seed}`).toBe('violation');

@@ -45,7 +45,10 @@ describe('randomMessage', () => {
       const rand = rng(1);
       const set = new Set<string>();
       for (let i = 0; i < 300; i++) noteSet(type, randomMessage(rand, type), set);
-      expect([...reachable(type)].filter((f) => !set.has(f)), name).toEqual([]);
+      expect(
+        [...reachable(type)].filter((f) => !set.has(f)),
+        name,
+      ).toEqual([]);
     }
   });
 

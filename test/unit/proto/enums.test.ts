@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import * as protobuf from 'protobufjs';
-import {
-  CONDITION_KIND_NAMES, CONDITION_KINDS, enumName, enumNumber, MODIFICATION_TYPE_NAMES, MODIFICATION_TYPES,
-} from '../../../proto/enums';
+import { CONDITION_KIND_NAMES, CONDITION_KINDS, enumName, enumNumber, MODIFICATION_TYPE_NAMES, MODIFICATION_TYPES } from '../../../proto/enums';
 import { messageType } from '../../harness/random-messages';
 
 /** The tables of proto/enums.ts by the full name of their enum. */

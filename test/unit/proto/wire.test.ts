@@ -4,8 +4,24 @@ import { Reader, varintSize, writeUtf8, writeVarint } from '../../../proto/wire'
 
 /** Strings of every kind writeUtf8 must write exactly as `Buffer.write` does. */
 const STRINGS = [
-  '', '0', '7', '123456', '18446744073709551615', 'bf-3-12', 'x'.repeat(32), 'x'.repeat(33), 'y'.repeat(300),
-  'é', 'é-ü', '𝄞x', '１２', '\u007f', '\u0080', '\uD800', 'a\uDC00b', '0123456789012345678901234567890é',
+  '',
+  '0',
+  '7',
+  '123456',
+  '18446744073709551615',
+  'bf-3-12',
+  'x'.repeat(32),
+  'x'.repeat(33),
+  'y'.repeat(300),
+  'é',
+  'é-ü',
+  '𝄞x',
+  '１２',
+  '\u007f',
+  '\u0080',
+  '\uD800',
+  'a\uDC00b',
+  '0123456789012345678901234567890é',
 ];
 
 describe('writeUtf8', () => {

@@ -15,7 +15,7 @@ describe('segment store config', () => {
     expect(loadConfig(['--port', 'x', '-h'], {}).help).toBe(true);
   });
 
-  it('sizes LevelDB\'s memtable in MiB, 64 by default', () => {
+  it("sizes LevelDB's memtable in MiB, 64 by default", () => {
     expect(loadConfig([], {}).config.writeBufferMb).toBe(64);
     expect(loadConfig([], { KVT_SEGMENTSTORE_WRITE_BUFFER_MB: '8' }).config.writeBufferMb).toBe(8);
     expect(loadConfig(['--write-buffer-mb', '256'], { KVT_SEGMENTSTORE_WRITE_BUFFER_MB: '8' }).config.writeBufferMb).toBe(256);
@@ -40,9 +40,7 @@ describe('segment store config', () => {
       expect(() => loadConfig(['--advertise-address', bad], {})).toThrow(`--advertise-address must be host:port (or [ipv6]:port) with a port in 1-65535; got "${bad}"`);
     }
     expect(loadConfig(['--advertise-address', '[::1]:9090', '--controller', 'ctl.example:65535'], {}).config).toMatchObject({ advertiseAddress: '[::1]:9090', controller: 'ctl.example:65535' });
-    expect(() => loadConfig(['--register-retry-min-ms', '60000', '--register-retry-max-ms', '10'], {})).toThrow(
-      '--register-retry-min-ms (60000) must not exceed --register-retry-max-ms (10)',
-    );
+    expect(() => loadConfig(['--register-retry-min-ms', '60000', '--register-retry-max-ms', '10'], {})).toThrow('--register-retry-min-ms (60000) must not exceed --register-retry-max-ms (10)');
     expect(() => loadConfig(['--log-level', 'loud'], {})).toThrow('--log-level must be one of debug, info, warn, error; got "loud"');
     expect(() => loadConfig(['--bogus'], {})).toThrow('unknown option --bogus (see --help)');
   });

@@ -135,9 +135,9 @@ describe('SegmentEngine over chunked families', () => {
           const lo = Math.floor(rand() * 2000);
           const hi = lo + Math.floor(rand() * 400);
           const byPrefix = rand() < 0.3;
-          mods.push(byPrefix
-            ? { type: 'REMOVE_RANGE', family, rangePrefix: Buffer.from(`key-00${Math.floor(rand() * 20)}`) }
-            : { type: 'REMOVE_RANGE', family, rangeFrom: keyOf(lo), rangeTo: keyOf(hi) });
+          mods.push(
+            byPrefix ? { type: 'REMOVE_RANGE', family, rangePrefix: Buffer.from(`key-00${Math.floor(rand() * 20)}`) } : { type: 'REMOVE_RANGE', family, rangeFrom: keyOf(lo), rangeTo: keyOf(hi) },
+          );
         } else {
           const count = r < 0.3 ? 1 + Math.floor(rand() * 200) : 1 + Math.floor(rand() * 5);
           const base = Math.floor(rand() * 2000);
@@ -344,31 +344,42 @@ describe('SegmentEngine over chunked families', () => {
     // 250 entries: more than one chunk.
     const first = await engine.update({ segmentId: SEG, modifications: Array.from({ length: 250 }, (_, i) => ({ family: 'f', key: key(i * 2), value: Buffer.alloc(60, i) })) });
     const v10 = first.sequences[5];
-    const attempt = async (mods: ModificationInput[]) => engine.update({ segmentId: SEG, modifications: mods }).then(() => undefined, (err: { code: string; index: number }) => [err.code, err.index]);
+    const attempt = async (mods: ModificationInput[]) =>
+      engine.update({ segmentId: SEG, modifications: mods }).then(
+        () => undefined,
+        (err: { code: string; index: number }) => [err.code, err.index],
+      );
     // Failing: [1] INSERT of a stored key, [3] NOT_EXISTS of a stored key (in a later chunk); [0], [2] and [4] would pass.
-    expect(await attempt([
-      { family: 'f', key: key(1), value: Buffer.from('new') },
-      { family: 'f', key: key(10), type: 'INSERT', value: Buffer.from('x') },
-      { family: 'f', key: key(11), condition: { kind: 'NOT_EXISTS' }, value: Buffer.from('y') },
-      { family: 'f', key: key(400), condition: { kind: 'NOT_EXISTS' }, value: Buffer.from('z') },
-      { family: 'f', key: key(999), value: Buffer.from('w') },
-    ])).toEqual(['BAD_KEY_VERSION', 1]);
-    expect(await attempt([
-      { family: 'f', key: key(10), condition: { kind: 'VERSION', segmentId: SEG, sequence: v10 }, value: Buffer.from('ok') },
-      { family: 'f', key: key(11), type: 'REMOVE', condition: { kind: 'VERSION', segmentId: SEG, sequence: '1' } },
-    ])).toEqual(['NO_SUCH_KEY', 1]);
+    expect(
+      await attempt([
+        { family: 'f', key: key(1), value: Buffer.from('new') },
+        { family: 'f', key: key(10), type: 'INSERT', value: Buffer.from('x') },
+        { family: 'f', key: key(11), condition: { kind: 'NOT_EXISTS' }, value: Buffer.from('y') },
+        { family: 'f', key: key(400), condition: { kind: 'NOT_EXISTS' }, value: Buffer.from('z') },
+        { family: 'f', key: key(999), value: Buffer.from('w') },
+      ]),
+    ).toEqual(['BAD_KEY_VERSION', 1]);
+    expect(
+      await attempt([
+        { family: 'f', key: key(10), condition: { kind: 'VERSION', segmentId: SEG, sequence: v10 }, value: Buffer.from('ok') },
+        { family: 'f', key: key(11), type: 'REMOVE', condition: { kind: 'VERSION', segmentId: SEG, sequence: '1' } },
+      ]),
+    ).toEqual(['NO_SUCH_KEY', 1]);
     const got = await engine.get({ segmentId: SEG, keys: [1, 10, 400, 999].map((n) => ({ family: 'f', key: key(n) })) });
     expect(got.entries.map((e) => e.found)).toEqual([false, true, true, false]);
     expect(got.entries[1].sequence).toBe(v10);
     // A passing ascending batch across chunks: removals, a conditional replace, inserts between and after.
-    const res = await engine.update({ segmentId: SEG, modifications: [
-      { family: 'f', key: key(0), type: 'REMOVE' },
-      { family: 'f', key: key(3), type: 'INSERT', value: Buffer.from('three') },
-      { family: 'f', key: key(10), condition: { kind: 'VERSION', segmentId: SEG, sequence: v10 }, value: Buffer.from('ten') },
-      { family: 'f', key: key(401), type: 'REMOVE' },
-      { family: 'f', key: key(498), type: 'REMOVE' },
-      { family: 'f', key: key(700), value: Buffer.from('end') },
-    ] });
+    const res = await engine.update({
+      segmentId: SEG,
+      modifications: [
+        { family: 'f', key: key(0), type: 'REMOVE' },
+        { family: 'f', key: key(3), type: 'INSERT', value: Buffer.from('three') },
+        { family: 'f', key: key(10), condition: { kind: 'VERSION', segmentId: SEG, sequence: v10 }, value: Buffer.from('ten') },
+        { family: 'f', key: key(401), type: 'REMOVE' },
+        { family: 'f', key: key(498), type: 'REMOVE' },
+        { family: 'f', key: key(700), value: Buffer.from('end') },
+      ],
+    });
     expect(res.sequences.map((s) => s !== '')).toEqual([false, true, true, false, false, true]);
     const page = await engine.iterate({ segmentId: SEG, family: 'f', maxItems: 1000, includeValues: true });
     const want = new Map<string, string>(Array.from({ length: 250 }, (_, i) => [key(i * 2).toString(), Buffer.alloc(60, i).toString('hex')]));
@@ -441,7 +452,10 @@ describe('SegmentEngine over chunked families', () => {
     let now = 1_700_000_000_000;
     const engine = await engineWithSegment({ clock: () => now });
     const mods: ModificationInput[] = Array.from({ length: 200 }, (_, i) => ({
-      family: 'f', key: Buffer.from(`k${String(i).padStart(3, '0')}`), value: Buffer.alloc(100, i), ttlMs: i % 2 === 0 ? 1000 : 0,
+      family: 'f',
+      key: Buffer.from(`k${String(i).padStart(3, '0')}`),
+      value: Buffer.alloc(100, i),
+      ttlMs: i % 2 === 0 ? 1000 : 0,
     }));
     await engine.update({ segmentId: SEG, modifications: mods });
     // k000 is rewritten without a TTL before its old expiry passes: the sweep must keep it.
@@ -450,7 +464,14 @@ describe('SegmentEngine over chunked families', () => {
     expect(await engine.sweepExpired()).toBe(99);
     const info = await engine.segmentInfo(SEG);
     expect(info.entryCount).toBe('101');
-    const got = await engine.get({ segmentId: SEG, keys: [{ family: 'f', key: Buffer.from('k000') }, { family: 'f', key: Buffer.from('k001') }, { family: 'f', key: Buffer.from('k002') }] });
+    const got = await engine.get({
+      segmentId: SEG,
+      keys: [
+        { family: 'f', key: Buffer.from('k000') },
+        { family: 'f', key: Buffer.from('k001') },
+        { family: 'f', key: Buffer.from('k002') },
+      ],
+    });
     expect(got.entries.map((e) => e.found)).toEqual([true, true, false]);
     expect(got.entries[0].value.toString()).toBe('kept');
     expect(await engine.sweepExpired()).toBe(0);

@@ -40,10 +40,12 @@ describe('SegmentEngine conditional updates', () => {
   it('reads for the conditional updates that arrive together at once, not one after another', async () => {
     const { engine, maxReadsInFlight } = await openWithReadCounter();
     const versions = await Promise.all(Array.from({ length: 8 }, (_, i) => engine.update({ segmentId: '1', modifications: [{ key: b(`k${i}`), value: b('v0') }] })));
-    const replaces = versions.map((v, i) => engine.update({
-      segmentId: '1',
-      modifications: [{ key: b(`k${i}`), value: b('v1'), condition: { kind: 'VERSION', segmentId: '1', sequence: v.sequences[0] } }],
-    }));
+    const replaces = versions.map((v, i) =>
+      engine.update({
+        segmentId: '1',
+        modifications: [{ key: b(`k${i}`), value: b('v1'), condition: { kind: 'VERSION', segmentId: '1', sequence: v.sequences[0] } }],
+      }),
+    );
     const results = await Promise.all(replaces);
     expect(results.map((r) => r.sequences.length)).toEqual(Array(8).fill(1));
     expect(maxReadsInFlight()).toBeGreaterThan(1);

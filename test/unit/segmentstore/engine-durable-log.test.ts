@@ -127,7 +127,13 @@ describe('SegmentEngine with its durable log', () => {
     await put(engine, 'f', 'a', 'logged');
     await put(engine, 'f', 'b', 'logged');
     const big = Buffer.alloc(40 * 1024, 'x'); // over half the log: never fits
-    await engine.update({ segmentId: SEG, modifications: [{ family: 'f', key: Buffer.from('b'), value: big }, { family: 'f', key: Buffer.from('c'), value: Buffer.from('direct') }] });
+    await engine.update({
+      segmentId: SEG,
+      modifications: [
+        { family: 'f', key: Buffer.from('b'), value: big },
+        { family: 'f', key: Buffer.from('c'), value: Buffer.from('direct') },
+      ],
+    });
     expect(engine.commitStats.applies).toBe(0);
     await put(engine, 'f', 'c', 'logged after');
     await engine.close();

@@ -60,7 +60,13 @@ describe('family directories evicted while their writes are staged', () => {
       const put = (k: string) => ({ segmentId: SEG, modifications: [{ type: 'PUT' as const, family: 'f', key: b(k), value: b(`v${k}`) }] });
       const acked = await Promise.all(engine.withHeldCommits((update) => [update(put('a')), update(put('b'))]));
       expect(acked.map((o) => o.firstSequence)).toEqual([1, 2]);
-      const got = await engine.get({ segmentId: SEG, keys: [{ family: 'f', key: b('a') }, { family: 'f', key: b('b') }] });
+      const got = await engine.get({
+        segmentId: SEG,
+        keys: [
+          { family: 'f', key: b('a') },
+          { family: 'f', key: b('b') },
+        ],
+      });
       expect(got.entries.map((e) => e.found)).toEqual([true, true]);
       expect((await readFamily(engine, 'f')).map(([k]) => k)).toEqual(['a', 'b']);
     } finally {
@@ -79,7 +85,13 @@ describe('family directories evicted while their writes are staged', () => {
       const split = { segmentId: SEG, modifications: [{ type: 'PUT' as const, family: 'f', key: key(105), value: big }] };
       const beside = { segmentId: SEG, modifications: [{ type: 'PUT' as const, family: 'f', key: key(107), value: b('small') }] };
       await Promise.all(engine.withHeldCommits((update) => [update(split), update(beside)]));
-      const got = await engine.get({ segmentId: SEG, keys: [{ family: 'f', key: key(105) }, { family: 'f', key: key(107) }] });
+      const got = await engine.get({
+        segmentId: SEG,
+        keys: [
+          { family: 'f', key: key(105) },
+          { family: 'f', key: key(107) },
+        ],
+      });
       expect(got.entries.map((e) => e.found)).toEqual([true, true]);
       const keys = (await readFamily(engine, 'f')).map(([k]) => k);
       expect(keys).toEqual([...keys].sort());
@@ -102,7 +114,10 @@ describe('family directories evicted while their writes are staged', () => {
         const engine = await openEngine(path.join(dir.path, 'db'), { maxFlushOps: 16, ...options });
         try {
           const rand = mulberry32(seed);
-          const model = new Map<string, Map<string, string>>([['a', new Map()], ['b', new Map()]]);
+          const model = new Map<string, Map<string, string>>([
+            ['a', new Map()],
+            ['b', new Map()],
+          ]);
           const keyOf = () => `k${String(Math.floor(rand() * 600)).padStart(4, '0')}`;
           for (let round = 0; round < 30; round++) {
             const updates: ModificationInput[][] = [];
@@ -134,9 +149,10 @@ describe('family directories evicted while their writes are staged', () => {
                 else for (const k of [...f.keys()]) if (k >= Buffer.from(m.rangeFrom!).toString() && k < Buffer.from(m.rangeTo!).toString()) f.delete(k);
               }
             }
-            const sent = rand() < 0.5
-              ? engine.withHeldCommits((update) => updates.map((modifications) => update({ segmentId: SEG, modifications })))
-              : updates.map((modifications) => engine.update({ segmentId: SEG, modifications }));
+            const sent =
+              rand() < 0.5
+                ? engine.withHeldCommits((update) => updates.map((modifications) => update({ segmentId: SEG, modifications })))
+                : updates.map((modifications) => engine.update({ segmentId: SEG, modifications }));
             await Promise.all(sent);
           }
           for (const [family, entries] of model) {

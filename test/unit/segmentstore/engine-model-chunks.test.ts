@@ -81,7 +81,10 @@ function runUpdate(engine: SegmentEngine, seg: string, m: SegmentModel, fam: str
 function keysAround(from: number, to: number, rand: () => number): string[] {
   const numbers = new Set([from - 1, from, from + 1, to - 1, to, to + 1]);
   for (let i = 0; i < 4; i++) numbers.add(from + Math.floor(rand() * (to - from + 1)));
-  return [...numbers].filter((n) => n >= 0 && n < KEY_SPACE).sort((a, b) => a - b).map(keyName);
+  return [...numbers]
+    .filter((n) => n >= 0 && n < KEY_SPACE)
+    .sort((a, b) => a - b)
+    .map(keyName);
 }
 
 describe('segment engine against an exact model, families of many chunks, applies held back for seconds', () => {
@@ -103,7 +106,10 @@ describe('segment engine against an exact model, families of many chunks, applie
     const scope = (segmentId: string): CheckScope => ({ segmentId, model: model.get(segmentId)!, families: FAMILIES, keys: KEYS, now });
     const rand = mulberry32(SEED);
     const shapes = new Map<string, number>();
-    let ops = 0, checks = 0, maxChunks = 0, reopens = 0;
+    let ops = 0,
+      checks = 0,
+      maxChunks = 0,
+      reopens = 0;
     for (let round = 0; round < ROUNDS; round++) {
       // Random updates of every family, many in flight at once; on the first round, runs that fill
       // the keyed families (several chunks each).
@@ -112,7 +118,9 @@ describe('segment engine against an exact model, families of many chunks, applie
         for (const seg of SEGMENTS) {
           for (const fam of KEYED) {
             for (let from = 0; from < KEY_SPACE; from += 100) {
-              const run: ModelOp[] = KEYS.slice(from, from + 100).filter(() => rand() < 0.8).map((key) => ({ kind: 'PUT', key, value: sizedValue(rand, `fill${from}`, MIN_VALUE, MAX_VALUE), ttl: 0 }));
+              const run: ModelOp[] = KEYS.slice(from, from + 100)
+                .filter(() => rand() < 0.8)
+                .map((key) => ({ kind: 'PUT', key, value: sizedValue(rand, `fill${from}`, MIN_VALUE, MAX_VALUE), ttl: 0 }));
               inflight.push(runUpdate(engine, seg, model.get(seg)!, fam, run, now, 'fill'));
             }
           }
@@ -229,10 +237,12 @@ describe.each(CONCURRENT)('segment engine under concurrent readers, $name', ({ o
     const ballast = (): Promise<unknown> => {
       if (!withBallast) return Promise.resolve();
       stats.ballastBytes += BALLAST_VALUES * BALLAST_VALUE_BYTES;
-      return Promise.all(Array.from({ length: BALLAST_VALUES }, () => {
-        const key = Buffer.from(`b${String(ballastPuts++ % 96).padStart(2, '0')}`);
-        return engine.update({ segmentId: '2', modifications: [{ type: 'PUT', family: '', key, value: ballastValue }] });
-      }));
+      return Promise.all(
+        Array.from({ length: BALLAST_VALUES }, () => {
+          const key = Buffer.from(`b${String(ballastPuts++ % 96).padStart(2, '0')}`);
+          return engine.update({ segmentId: '2', modifications: [{ type: 'PUT', family: '', key, value: ballastValue }] });
+        }),
+      );
     };
 
     const writer = async (fam: string, w: number): Promise<void> => {
@@ -241,7 +251,11 @@ describe.each(CONCURRENT)('segment engine under concurrent readers, $name', ({ o
       try {
         // Fill: several chunks' worth of ascending runs.
         for (let from = 0; from < KEY_SPACE; from += 60) {
-          await issue(fam, KEYS.slice(from, from + 60).map((key): ModelOp => ({ kind: 'PUT', key, value: sizedValue(rand, `fill${from}`, MIN_VALUE, MAX_VALUE), ttl: 0 })), `fill ${from}`);
+          await issue(
+            fam,
+            KEYS.slice(from, from + 60).map((key): ModelOp => ({ kind: 'PUT', key, value: sizedValue(rand, `fill${from}`, MIN_VALUE, MAX_VALUE), ttl: 0 })),
+            `fill ${from}`,
+          );
         }
         for (let step = 0; step < STEPS && !overTime(); step++) {
           const lowers = await storedChunkLowers(engine, '1', fam);
@@ -267,13 +281,14 @@ describe.each(CONCURRENT)('segment engine under concurrent readers, $name', ({ o
               continue;
             }
             // Random updates, without expiry (the readers' states must not change on their own).
-            const ops = randomUpdate(rand, family, { familyless: false, segmentId: '1', tag: `w${w}u${step}.${b}`, shortTtlMs: SHORT_TTL_MS })
-              .map((o) => (o.kind === 'PUT' || o.kind === 'INSERT' ? { ...o, ttl: 0 } : o));
+            const ops = randomUpdate(rand, family, { familyless: false, segmentId: '1', tag: `w${w}u${step}.${b}`, shortTtlMs: SHORT_TTL_MS }).map((o) =>
+              o.kind === 'PUT' || o.kind === 'INSERT' ? { ...o, ttl: 0 } : o,
+            );
             burst.push(issue(fam, ops, describeOps(ops.slice(0, 3))));
           }
           await Promise.all(burst);
           // Paced by the readers (a few reads per step, while they read), whatever the machine's speed.
-          for (const target = stats.reads + 4; stats.reads < target && reading > 0 && !overTime(); ) await new Promise((r) => setTimeout(r, 1));
+          for (const target = stats.reads + 4; stats.reads < target && reading > 0 && !overTime();) await new Promise((r) => setTimeout(r, 1));
         }
       } finally {
         writing--;
@@ -302,7 +317,20 @@ describe.each(CONCURRENT)('segment engine under concurrent readers, $name', ({ o
     const { applies } = engine.commitStats;
     await engine.close();
     const byKind = (kind: string) => found.filter((f) => f.includes(` ${kind}`)).length;
-    console.log(JSON.stringify({ seed: SEED, ...stats, applies, checks, violations: found.length, iterate: byKind('iterate'), scan: byKind('scan'), get: byKind('get of'), count: byKind('count'), ms: Date.now() - started }));
+    console.log(
+      JSON.stringify({
+        seed: SEED,
+        ...stats,
+        applies,
+        checks,
+        violations: found.length,
+        iterate: byKind('iterate'),
+        scan: byKind('scan'),
+        get: byKind('get of'),
+        count: byKind('count'),
+        ms: Date.now() - started,
+      }),
+    );
     expect(found.slice(0, 10).join('\n') + (found.length > 10 ? `\n… ${found.length} violations in all` : '')).toBe('');
     // The workload did what it is for: families of many chunks, split beside the ballast, and read.
     expect(stats.maxChunks).toBeGreaterThanOrEqual(8);

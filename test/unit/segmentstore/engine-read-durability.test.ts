@@ -41,12 +41,21 @@ describe('SegmentEngine.get', () => {
 
 describe('SegmentEngine.update with a condition that fails on a staged write', () => {
   const key = Buffer.from('k');
-  const conditional = (family: string, sequence: string) => ({ segmentId: '1', modifications: [{ family, key, value: Buffer.from('second'), condition: { kind: 'VERSION' as const, segmentId: '1', sequence } }] });
+  const conditional = (family: string, sequence: string) => ({
+    segmentId: '1',
+    modifications: [{ family, key, value: Buffer.from('second'), condition: { kind: 'VERSION' as const, segmentId: '1', sequence } }],
+  });
   const open = async () => {
     const dir = tempDir();
     const engine = await SegmentEngine.open(path.join(dir.path, 'db'), { expirySweepIntervalMs: 0 });
     await engine.createSegment('1');
-    return { engine, async [Symbol.asyncDispose]() { await engine.close().catch(() => undefined); dir.dispose(); } };
+    return {
+      engine,
+      async [Symbol.asyncDispose]() {
+        await engine.close().catch(() => undefined);
+        dir.dispose();
+      },
+    };
   };
 
   it.each(['f', ''])('answers BAD_KEY_VERSION only after that write is acknowledged (family %j)', async (family) => {
@@ -81,8 +90,7 @@ describe('SegmentEngine group commit', () => {
     try {
       await engine.createSegment('1');
       const before = engine.commitStats;
-      const writes = Array.from({ length: 600 }, (_, i) =>
-        engine.update({ segmentId: '1', modifications: [{ family: 'f', key: Buffer.from(`k${i}`), value: Buffer.from(`v${i}`) }] }));
+      const writes = Array.from({ length: 600 }, (_, i) => engine.update({ segmentId: '1', modifications: [{ family: 'f', key: Buffer.from(`k${i}`), value: Buffer.from(`v${i}`) }] }));
       const acks = await Promise.all(writes);
       const stats = engine.commitStats;
       // 600 updates make ten batches of at most 64 operations; they reach the disk in far fewer writes.

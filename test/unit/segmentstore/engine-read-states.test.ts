@@ -55,10 +55,12 @@ function holdLevelDbReads() {
       waiting++;
       counted.splice(0).forEach((f) => f());
       const made = gate.then(() => (real = apply()));
-      const later = (method: string) => async (...a: unknown[]) => {
-        await made;
-        return real![method](...a);
-      };
+      const later =
+        (method: string) =>
+        async (...a: unknown[]) => {
+          await made;
+          return real![method](...a);
+        };
       return { all: later('all'), nextv: later('nextv'), next: later('next'), close: later('close') };
     };
   }
@@ -225,7 +227,7 @@ describe('SegmentEngine reads while the log holds writes LevelDB does not have',
     expect((await again.segmentInfo(SEG)).entryCount).toBe('0');
   });
 
-  it('makes a segment\'s clear durable before it drops the segment\'s record, so a power cut cannot leave its data behind', async () => {
+  it("makes a segment's clear durable before it drops the segment's record, so a power cut cannot leave its data behind", async () => {
     const at = location();
     // A small memtable: the segment's data is in table files, as a store's older data is.
     const engine = await open(at, { ...HELD, logBytes: 0, writeBufferBytes: 1024 * 1024 });

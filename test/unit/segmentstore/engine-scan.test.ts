@@ -20,8 +20,7 @@ describe('SegmentEngine.scan', () => {
     return engine;
   }
 
-  const put = (family: string, key: string, value = `v-${key}`, ttlMs = '') =>
-    ({ type: 'PUT' as const, family, key: Buffer.from(key), value: Buffer.from(value), ttlMs });
+  const put = (family: string, key: string, value = `v-${key}`, ttlMs = '') => ({ type: 'PUT' as const, family, key: Buffer.from(key), value: Buffer.from(value), ttlMs });
 
   it('lists every family and the family-less keys, page by page, without repeats or gaps', async () => {
     const engine = await engineWith();
@@ -48,7 +47,7 @@ describe('SegmentEngine.scan', () => {
     expect(seen).toEqual(['a/k1', 'a/k2', 'a/k3', 'b/k1', 'b/k2', 'b/k3', 'c/k1', 'c/k2', 'c/k3', '/loose']);
   });
 
-  it('counts each item\'s family against the 2 MiB page cap', async () => {
+  it("counts each item's family against the 2 MiB page cap", async () => {
     const engine = await engineWith();
     // 2,000 one-byte keys in a family of 2,000 bytes: ~4 MB of scan items, though keys and values are tiny.
     const family = 'f'.repeat(2_000);
@@ -76,7 +75,8 @@ describe('SegmentEngine.scan', () => {
   it('rejects a page size over the limit and an unknown segment', async () => {
     const engine = await engineWith();
     await expect(engine.scan({ segmentId: '3', maxItems: 10_001 })).rejects.toMatchObject({
-      code: 'INVALID_ARGUMENT', message: 'maxItems is 10001; the maximum is 10000',
+      code: 'INVALID_ARGUMENT',
+      message: 'maxItems is 10001; the maximum is 10000',
     });
     await expect(engine.scan({ segmentId: '99' })).rejects.toMatchObject({ code: 'SEGMENT_NOT_FOUND' });
   });

@@ -110,7 +110,10 @@ describe('SegmentEngine', () => {
     await engine.close();
 
     const reopened = await open(location);
-    const got = await reopened.get({ segmentId: '1', keys: [...['a', 'b', 'c'].map((k) => ({ family: 'f', key: Buffer.from(k) })), { family: '', key: Buffer.from('plain') }, { family: '', key: Buffer.from('later') }] });
+    const got = await reopened.get({
+      segmentId: '1',
+      keys: [...['a', 'b', 'c'].map((k) => ({ family: 'f', key: Buffer.from(k) })), { family: '', key: Buffer.from('plain') }, { family: '', key: Buffer.from('later') }],
+    });
     expect(got.entries.map((e) => e.found)).toEqual([true, true, true, true, false]);
     expect(got.entries.slice(0, 3).map((e) => e.sequence)).toEqual(acked.map((a) => a.sequences[0]));
     expect((await reopened.segmentInfo('1')).entryCount).toBe('4');
@@ -157,9 +160,9 @@ describe('SegmentEngine', () => {
     const location = path.join(dir.path, 'db');
     let wall = 1_000_000;
     const read = async (e: SegmentEngine, segmentId: string, key: string) => {
-        const [entry] = (await e.get({ segmentId, keys: [{ family: '', key: Buffer.from(key) }] })).entries;
-        return entry.found ? Buffer.from(entry.value).toString() : null;
-      };
+      const [entry] = (await e.get({ segmentId, keys: [{ family: '', key: Buffer.from(key) }] })).entries;
+      return entry.found ? Buffer.from(entry.value).toString() : null;
+    };
     const first = await SegmentEngine.open(location, { clock: () => wall, expirySweepIntervalMs: 0 });
     await first.createSegment('1');
     // 'x' expires at 1,001,000, 'y' at 1,002,000.
@@ -192,7 +195,7 @@ describe('SegmentEngine', () => {
     expect(engine.commitStats.flushes - before).toBeLessThan(10);
   });
 
-  it('sizes LevelDB\'s memtable by writeBufferBytes: 6 MiB of writes stay in memory at the 64 MiB default, not at 1 MiB', async () => {
+  it("sizes LevelDB's memtable by writeBufferBytes: 6 MiB of writes stay in memory at the 64 MiB default, not at 1 MiB", async () => {
     const tables = (location: string) => fs.readdirSync(location).filter((f) => f.endsWith('.ldb'));
     const value = Buffer.alloc(64 * 1024, 'v');
     /**

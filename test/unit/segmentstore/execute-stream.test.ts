@@ -145,7 +145,10 @@ describe('ExecuteStream flow control', () => {
     expect(N).toBeLessThan(MAX_STREAM_IN_FLIGHT);
     expect(N * answerBytes).toBeGreaterThan(4 * MAX_STREAM_ANSWER_BYTES);
     const get = { segmentId: '1', keys: keys.map((key) => ({ family: '', key })) };
-    const call = unreadExecuteStream(address, Array.from({ length: N }, (_, i) => ({ id: i + 1, request: { requests: [{ get }] } })));
+    const call = unreadExecuteStream(
+      address,
+      Array.from({ length: N }, (_, i) => ({ id: i + 1, request: { requests: [{ get }] } })),
+    );
     cleanup.push(() => call.close());
     await untilQuiet(produced);
     // Answered but not read (the client took at most its 64 KiB window), so held by the store: the

@@ -11,7 +11,13 @@ import { tempDir } from '../../harness/process';
 function directCommitter(db: ClassicLevel<Buffer, Buffer>, overlay: Overlay, maxFlushOps?: number): GroupCommitter {
   // eslint-disable-next-line prefer-const -- the applier's callbacks reach the committer built after it
   let committer: GroupCommitter;
-  const applier = new LogApplier(db, undefined, { logBytes: 0 }, (batches) => committer.applied(batches), (err) => committer.fail(err));
+  const applier = new LogApplier(
+    db,
+    undefined,
+    { logBytes: 0 },
+    (batches) => committer.applied(batches),
+    (err) => committer.fail(err),
+  );
   committer = new GroupCommitter(applier, overlay, maxFlushOps);
   return committer;
 }
@@ -129,8 +135,11 @@ describe('GroupCommitter', () => {
     try {
       await engine.createSegment('1');
       const before = engine.commitStats.flushes;
-      const results = await Promise.all(engine.withHeldCommits((update) => Array.from({ length: 20 }, (_, i) =>
-        update({ segmentId: '1', modifications: [{ type: i % 2 ? 'INSERT' : 'PUT', key: Buffer.from(`k${i}`), value: Buffer.from('v') }] }))));
+      const results = await Promise.all(
+        engine.withHeldCommits((update) =>
+          Array.from({ length: 20 }, (_, i) => update({ segmentId: '1', modifications: [{ type: i % 2 ? 'INSERT' : 'PUT', key: Buffer.from(`k${i}`), value: Buffer.from('v') }] })),
+        ),
+      );
       expect(results).toHaveLength(20);
       expect(engine.commitStats.flushes - before).toBe(1);
     } finally {

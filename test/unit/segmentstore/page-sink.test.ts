@@ -33,9 +33,7 @@ describe('family page sinks', () => {
       expect(page.items.length).toBeGreaterThan(0); // a page always takes its first entry
       const bytes = wire.finish(done);
       expect(bytes.equals(encodeIterateResponse(page))).toBe(true);
-      expect(kvtPackage().SegmentStore.service.Iterate.responseDeserialize(bytes)).toStrictEqual(
-        kvtPackage().SegmentStore.service.Iterate.responseDeserialize(encodeIterateResponse(page)),
-      );
+      expect(kvtPackage().SegmentStore.service.Iterate.responseDeserialize(bytes)).toStrictEqual(kvtPackage().SegmentStore.service.Iterate.responseDeserialize(encodeIterateResponse(page)));
     }
   });
 

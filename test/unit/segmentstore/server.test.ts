@@ -33,9 +33,7 @@ describe('SegmentStoreServer', () => {
   it('keeps its store id across restarts and names a data directory in use', async () => {
     using dir = tempDir('kvt-ss-server-');
     await using first = await SegmentStoreServer.start({ port: 0, dataDir: dir.path }, { log: silentLogger });
-    await expect(SegmentStoreServer.start({ port: 0, dataDir: dir.path }, { log: silentLogger })).rejects.toThrow(
-      `data directory ${dir.path} is in use by another segment store`,
-    );
+    await expect(SegmentStoreServer.start({ port: 0, dataDir: dir.path }, { log: silentLogger })).rejects.toThrow(`data directory ${dir.path} is in use by another segment store`);
     const id = first.storeId;
     await first.stop();
     await using second = await SegmentStoreServer.start({ port: 0, dataDir: dir.path }, { log: silentLogger });
@@ -85,7 +83,10 @@ describe('SegmentStoreServer', () => {
     // 300 requests for a ~1.8 MB page each (540 MB of answers) from a client that reads nothing yet
     // (over plain HTTP/2: a grpc-js client would read ~16 answers ahead into its own buffers).
     const iterate = { segmentId: '1', family: 'f', includeValues: true, maxItems: 10 };
-    const call = unreadExecuteStream(`127.0.0.1:${server.port}`, Array.from({ length: 300 }, (_, id) => ({ id, iterate })));
+    const call = unreadExecuteStream(
+      `127.0.0.1:${server.port}`,
+      Array.from({ length: 300 }, (_, id) => ({ id, iterate })),
+    );
     try {
       await new Promise((r) => setTimeout(r, 2_000));
       // At most the pages whose reserve fits the stream's answer bytes (~28), the one that crossed it

@@ -31,12 +31,18 @@ describe('segment-store validation', () => {
     expect(checkSegmentId('0')).toBe('0');
     expect(failure(() => checkModifications([{ type: 'UPSERT', key: k('a') }])).message).toBe('modifications[0].type "UPSERT" is not one of PUT, INSERT, REMOVE, REMOVE_RANGE');
     expect(failure(() => checkModifications([{ key: k('a'), ttlMs: String(MAX_TTL_MS + 1) }])).message).toBe(`modifications[0].ttlMs is ${MAX_TTL_MS + 1}; the maximum is ${MAX_TTL_MS}`);
-    expect(failure(() => checkModifications([{ type: 'INSERT', key: k('a'), condition: { kind: 'VERSION', segmentId: '1', sequence: '1' } }])).message).toBe('modifications[0].condition VERSION is not allowed on INSERT');
+    expect(failure(() => checkModifications([{ type: 'INSERT', key: k('a'), condition: { kind: 'VERSION', segmentId: '1', sequence: '1' } }])).message).toBe(
+      'modifications[0].condition VERSION is not allowed on INSERT',
+    );
     expect(failure(() => checkModifications([{ type: 'REMOVE_RANGE', condition: { kind: 'NOT_EXISTS' } }])).message).toBe('modifications[0].condition NOT_EXISTS is not allowed on REMOVE_RANGE');
   });
 
   it('names both indices of a duplicate key', () => {
-    const mods = checkModifications([{ family: 'f', key: k('a') }, { family: 'f', key: k('b') }, { family: 'f', key: k('a') }]);
+    const mods = checkModifications([
+      { family: 'f', key: k('a') },
+      { family: 'f', key: k('b') },
+      { family: 'f', key: k('a') },
+    ]);
     expect(failure(() => checkDuplicates(mods, ['a', 'b', 'a'])).message).toBe('modifications[2].key duplicates modifications[0].key; a batch may name a key once');
   });
 

@@ -2,9 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { kvtPackage } from '../../../proto/load';
 import type { ExecuteResponse, IterateResponse } from '../../../proto/messages';
 import { decodeExecuteRequest } from '../../../segmentstore/service/execute-request-decoder';
-import {
-  decodeExecuteStreamRequest, encodeExecuteResponse, encodeExecuteStreamResponse, encodeIterateResponse, MalformedStreamMessage,
-} from '../../../segmentstore/service/wire-codec';
+import { decodeExecuteStreamRequest, encodeExecuteResponse, encodeExecuteStreamResponse, encodeIterateResponse, MalformedStreamMessage } from '../../../segmentstore/service/wire-codec';
 import { WireModification } from '../../../segmentstore/service/wire-modification';
 import { messageType, randomMessage, rng } from '../../harness/random-messages';
 
@@ -129,7 +127,10 @@ describe('segment store wire codecs', () => {
     ];
     for (const families of batches) {
       const modifications = families.map((family, i) => ({
-        family, key: Buffer.from(`k${i}`), value: Buffer.alloc(i % 3, i), ttlMs: i % 4 === 3 ? '60000' : '0',
+        family,
+        key: Buffer.from(`k${i}`),
+        value: Buffer.alloc(i % 3, i),
+        ttlMs: i % 4 === 3 ? '60000' : '0',
         ...(i % 5 === 4 ? { condition: { kind: 'VERSION', segmentId: i % 10 === 4 ? '7' : '17', sequence: String(i) } } : {}),
       }));
       const keys = families.map((family, i) => ({ family, key: Buffer.from([i]) }));

@@ -12,7 +12,9 @@ const parse = (argv: string[], env: NodeJS.ProcessEnv = {}) => parseOptions(SPEC
 describe('parseOptions', () => {
   it('takes everything after -- as positionals, even flags and -h', () => {
     expect(parse(['s/t', '--family', 'f', '--', '--value', '-h', '--'])).toEqual({
-      options: { reverse: false, family: 'f' }, help: false, positionals: ['s/t', '--value', '-h', '--'],
+      options: { reverse: false, family: 'f' },
+      help: false,
+      positionals: ['s/t', '--value', '-h', '--'],
     });
   });
 
@@ -29,7 +31,10 @@ describe('parseOptions', () => {
   });
 
   it('reads no variable for an option that has none: only its flag or its default', () => {
-    const specs: OptionSpec[] = [{ flag: 'family', kind: 'string', description: '' }, { flag: 'limit', kind: 'int', default: 5, description: '' }];
+    const specs: OptionSpec[] = [
+      { flag: 'family', kind: 'string', description: '' },
+      { flag: 'limit', kind: 'int', default: 5, description: '' },
+    ];
     const env = { T_FAMILY: 'f', T_LIMIT: '0', T_UNDEFINED: 'x' };
     expect(parseOptions(specs, [], env, 'T').options).toEqual({ limit: 5 });
     expect(parseOptions(specs, ['--family', 'g'], env, 'T').options).toEqual({ family: 'g', limit: 5 });
