@@ -1,9 +1,10 @@
 /**
  * The entries of one key family of an in-memory table segment, kept sorted by unsigned bytewise key
  * order in an array (binary search to find, splice to insert): what LevelDB's order gives the
- * segment store, at a size meant for unit tests. Also the key bounds of iterators and range
- * removals (prefix, from, to, resume point), with the store's meaning.
+ * segment store, at a size meant for unit tests. Key bounds mean what they mean to the store
+ * (proto/key-bounds.ts).
  */
+import { inBounds, KeyBounds, prefixSuccessor } from '../../proto/key-bounds';
 import { MAX_ITERATOR_PAGE_BYTES } from '../../proto/limits';
 
 /** One stored entry; `expiresAt` 0 = never. */
@@ -12,17 +13,6 @@ export interface MemoryEntry {
   value: Buffer;
   sequence: number;
   expiresAt: number;
-}
-
-/** User-key bounds; empty buffers are open bounds (an iterator's options, a range removal's). */
-export interface KeyBounds {
-  prefix: Buffer;
-  from: Buffer;
-  to: Buffer;
-  toInclusive: boolean;
-  /** Resume point: strictly after it (forward) or strictly before it (reverse). */
-  after?: Buffer;
-  reverse: boolean;
 }
 
 /** A page of entries and whether nothing live follows it. */
@@ -34,31 +24,6 @@ export interface EntryPage {
 /** True when the entry has expired at `now`. */
 export function expired(e: MemoryEntry, now: number): boolean {
   return e.expiresAt !== 0 && e.expiresAt <= now;
-}
-
-/** The smallest key above every key starting with `prefix`; undefined when there is none (all 0xff). */
-function prefixSuccessor(prefix: Buffer): Buffer | undefined {
-  let end = prefix.length;
-  while (end > 0 && prefix[end - 1] === 0xff) end--;
-  if (end === 0) return undefined;
-  const out = Buffer.from(prefix.subarray(0, end));
-  out[end - 1]++;
-  return out;
-}
-
-/** True when `key` lies within `b` (prefix, from, to and resume point). */
-export function inBounds(key: Buffer, b: KeyBounds): boolean {
-  if (b.prefix.length > 0 && (key.length < b.prefix.length || b.prefix.compare(key, 0, b.prefix.length) !== 0)) return false;
-  if (b.from.length > 0 && Buffer.compare(key, b.from) < 0) return false;
-  if (b.to.length > 0) {
-    const c = Buffer.compare(key, b.to);
-    if (c > 0 || (c === 0 && !b.toInclusive)) return false;
-  }
-  if (b.after) {
-    const c = Buffer.compare(key, b.after);
-    if (b.reverse ? c >= 0 : c <= 0) return false;
-  }
-  return true;
 }
 
 /** Byte count of a page item: key, and value when the page carries values. */

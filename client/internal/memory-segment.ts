@@ -10,7 +10,8 @@ import { ErrorCodes } from '../../proto/error-codes';
 import type { WireError } from '../../proto/messages';
 import type { Version } from '../version';
 import type { ModificationSink } from './abstract-key-value-table';
-import { EntryPage, KeyBounds, MemoryEntry, SortedEntries } from './memory-entries';
+import type { KeyBounds } from '../../proto/key-bounds';
+import { EntryPage, MemoryEntry, SortedEntries } from './memory-entries';
 import { MODIFICATION_TYPES } from '../../proto/enums';
 import { NO_TTL } from './update-encoder';
 

@@ -150,15 +150,7 @@ export function userKeyOf(storageKey: Buffer): Buffer {
   return storageKey.subarray(dataKeyHeaderLength(storageKey));
 }
 
-/** The smallest byte string greater than every string starting with `prefix`; undefined when none. */
-export function prefixSuccessor(prefix: Uint8Array): Buffer | undefined {
-  let end = prefix.length;
-  while (end > 0 && prefix[end - 1] === 0xff) end--;
-  if (end === 0) return undefined;
-  const out = Buffer.from(prefix.subarray(0, end));
-  out[end - 1]++;
-  return out;
-}
+export { prefixSuccessor } from '../../proto/key-bounds';
 
 /** Encodes an entry value: header (sequence, expiresAt) + value bytes. */
 export function encodeValue(sequence: number, expiresAt: number, value: Uint8Array): Buffer {

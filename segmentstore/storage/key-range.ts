@@ -2,18 +2,11 @@
  * Turns user-key bounds of one family (prefix, from, to, resume point) into LevelDB iterator bounds
  * over storage keys, which all start with the family's storage prefix.
  */
+import type { KeyBounds } from '../../proto/key-bounds';
 import { compareBytes, prefixSuccessor } from './key-codec';
 
-/** User-key bounds; empty buffers are open bounds. */
-export interface KeyBounds {
-  prefix: Buffer;
-  from: Buffer;
-  to: Buffer;
-  toInclusive: boolean;
-  /** Resume point: strictly after it (forward) or strictly before it (reverse). */
-  after?: Buffer;
-  reverse: boolean;
-}
+export { inBounds } from '../../proto/key-bounds';
+export type { KeyBounds } from '../../proto/key-bounds';
 
 /** LevelDB range options (storage keys). */
 export interface StorageRange {
@@ -77,18 +70,4 @@ export function storageRange(familyPrefix: Buffer, b: KeyBounds): StorageRange |
   if (upper) range[upper.inclusive ? 'lte' : 'lt'] = Buffer.concat([familyPrefix, upper.key]);
   else range.lt = prefixSuccessor(familyPrefix);
   return range;
-}
-
-/** True when `key` lies within the user-key bounds of `b` (used on overlay entries). */
-export function inBounds(key: Buffer, b: KeyBounds): boolean {
-  const { lower, upper } = userBounds(b);
-  if (lower) {
-    const c = compareBytes(key, lower.key);
-    if (c < 0 || (c === 0 && !lower.inclusive)) return false;
-  }
-  if (upper) {
-    const c = compareBytes(key, upper.key);
-    if (c > 0 || (c === 0 && !upper.inclusive)) return false;
-  }
-  return true;
 }
