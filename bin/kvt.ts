@@ -1,6 +1,6 @@
 /**
  * `kvt <command>`: dispatches to the server processes (controller, segmentstore, cluster) and the
- * client commands (scope, table, store, put, get, remove, keys, import, export). Each command module exports
+ * client commands (scope, table, store, put, get, remove, keys, import, export, pages). Each command module exports
  * `main(argv)` and is loaded only when used, so `kvt get` does not load LevelDB.
  */
 
@@ -19,6 +19,7 @@ Client commands:
   remove         remove one key (only at a version)
   keys           list the keys of a key family
   import|export  load or dump a table as JSON lines
+  pages          page revisions and renders: put | get | list | import | export
 
 Run \`kvt <command> --help\` for the options of a command.`;
 
@@ -43,6 +44,8 @@ function load(command: string): CommandMain | undefined {
     case 'import':
     case 'export':
       return (argv) => require('./cli').main([command, ...argv]);
+    case 'pages':
+      return require('./cli-pages').main;
     default:
       return undefined;
   }

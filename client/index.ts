@@ -41,3 +41,18 @@ export type { KvtErrorContext } from './errors';
 export { defaultClientOptions, defaultKeyValueTableFactoryOptions } from './options';
 export type { ClientOptions, ClientTlsOptions, KeyValueTableFactoryOptions, KeyValueTableFactoryInput, KvtLogger, CoalescerOptions, RetryOptions } from './options';
 export * from './limits';
+export {
+  PageRevisionStore,
+  RenderExistsError,
+  DEFAULT_RECENCY_WINDOW_MS,
+  DEFAULT_HISTORICAL_TTL_MS,
+  MAX_RENDER_BYTES,
+  MAX_RENDER_HEADERS_BYTES,
+  MAX_RENDER_PARTS,
+  MAX_PART_NAME_LENGTH,
+  MAX_LIST_LIMIT,
+  isTimeUuid,
+  timeOf,
+  timeUuidOf,
+} from './revisions';
+export type { ListRevisionsOptions, PageRevisionStoreOptions, PutRenderOptions, Render, RenderBody, RenderedRevision, RenderInput, RenderKey, RevisionPage } from './revisions';
