@@ -21,7 +21,20 @@ export const CLUSTER_OPTIONS: readonly OptionSpec[] = [
   { flag: 'tls-ca', env: 'TLS_CA', kind: 'string', description: 'PEM CA file the processes trust for their calls to each other' },
   { flag: 'data-token', env: 'DATA_TOKEN', kind: 'string', emptyEnvRefused: true, description: 'bearer token for data/read calls (prefer the env variable)' },
   { flag: 'admin-token', env: 'ADMIN_TOKEN', kind: 'string', emptyEnvRefused: true, description: 'bearer token for admin calls (prefer the env variable)' },
+  {
+    flag: 'metrics-port',
+    env: 'METRICS_PORT',
+    kind: 'int',
+    default: 0,
+    min: 0,
+    max: 65535,
+    description: "Prometheus port of the controller; the stores' count up from the next (0 = each an ephemeral port, logged)",
+  },
+  { flag: 'http-port', env: 'HTTP_PORT', kind: 'int', default: 0, min: 0, max: 65535, description: "port of the controller's status page (0 = ephemeral, logged)" },
 ];
+
+/** Port `base + offset`, or 0 (ephemeral) when `base` is 0. */
+const portAt = (base: number, offset: number): string => String(base === 0 ? 0 : base + offset);
 
 const TLS_FLAGS = ['tls-cert', 'tls-key', 'tls-ca'] as const;
 const TOKEN_FLAGS = ['data-token', 'admin-token'] as const;
@@ -108,6 +121,12 @@ function parseOrExit(argv: string[]): ReturnType<typeof parseOptions> {
     if (first !== 0 && last > 65535) {
       throw new UsageError(`--segment-store-port ${first} with --segment-stores ${parsed.options['segment-stores']} needs ports up to ${last}; the maximum is 65535`);
     }
+    const metrics = Number(parsed.options['metrics-port']);
+    if (metrics !== 0 && metrics + Number(parsed.options['segment-stores']) > 65535) {
+      throw new UsageError(
+        `--metrics-port ${metrics} with --segment-stores ${parsed.options['segment-stores']} needs ports up to ${metrics + Number(parsed.options['segment-stores'])}; the maximum is 65535`,
+      );
+    }
     return parsed;
   } catch (err) {
     process.stderr.write(`kvt cluster: ${(err as Error).message}\n`);
@@ -154,9 +173,22 @@ function startStores(children: Children, o: ParsedOptions, host: string, control
   for (let i = 0; i < Number(o['segment-stores']); i++) {
     if (children.stopping) return; // Ctrl-C while starting: start no more children than stopAll has seen
     const port = Number(o['segment-store-port']) === 0 ? 0 : Number(o['segment-store-port']) + i;
+    const metrics = ['--metrics-port', portAt(Number(o['metrics-port']), i + 1)];
     children.start(
       `segmentstore-${i}`,
-      ['segmentstore', '--host', host, '--port', String(port), '--data-dir', path.join(dataDir, `segmentstore-${i}`), '--controller', joinHostPort(host, controllerPort), ...storeSecurity.args],
+      [
+        'segmentstore',
+        '--host',
+        host,
+        '--port',
+        String(port),
+        '--data-dir',
+        path.join(dataDir, `segmentstore-${i}`),
+        '--controller',
+        joinHostPort(host, controllerPort),
+        ...metrics,
+        ...storeSecurity.args,
+      ],
       storeSecurity.env,
     );
   }
@@ -180,7 +212,20 @@ export async function main(argv: string[]): Promise<void> {
   const controllerSecurity = security(o, 'KVT_CONTROLLER');
   const controller = children.start(
     'controller',
-    ['controller', '--host', host, '--port', String(controllerPort), '--data-dir', path.join(dataDir, 'controller'), ...controllerSecurity.args],
+    [
+      'controller',
+      '--host',
+      host,
+      '--port',
+      String(controllerPort),
+      '--data-dir',
+      path.join(dataDir, 'controller'),
+      '--metrics-port',
+      String(o['metrics-port']),
+      '--http-port',
+      String(o['http-port']),
+      ...controllerSecurity.args,
+    ],
     controllerSecurity.env,
   );
   try {

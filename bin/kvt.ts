@@ -19,6 +19,8 @@ Client commands:
   remove         remove one key (only at a version)
   keys           list the keys of a key family
   import|export  load or dump a table as JSON lines
+  status         every store and table's placement; exits 1 when a partition is on a dead store
+  health         a process's grpc.health.v1 status (exits 0 only when SERVING)
   pages          page revisions and renders: put | get | list | import | export
 
 Run \`kvt <command> --help\` for the options of a command.`;
@@ -34,6 +36,9 @@ function load(command: string): CommandMain | undefined {
       return require('../segmentstore/main').main;
     case 'cluster':
       return require('./cluster').main;
+    case 'status':
+    case 'health':
+      return (argv) => require('./cli-status').main([command, ...argv]);
     case 'scope':
     case 'table':
     case 'store':

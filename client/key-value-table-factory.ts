@@ -5,6 +5,7 @@
  */
 import { NAME_PATTERN } from '../proto/limits';
 import { InvalidArgumentError, ObjectClosedError } from './errors';
+import { clientMetrics } from './internal/client-metrics';
 import { Coalescer } from './internal/coalescer';
 import { Connections } from './internal/connections';
 import { RoutingCache } from './internal/routing';
@@ -44,7 +45,7 @@ export class KeyValueTableFactory implements AsyncDisposable {
     private readonly options: KeyValueTableFactoryOptions,
   ) {
     this.connections = new Connections(options.controller, { tls: options.tls, token: options.token });
-    this.coalescer = new Coalescer(this.connections, options.coalescing);
+    this.coalescer = new Coalescer(this.connections, options.coalescing, clientMetrics(options.metrics));
   }
 
   /**

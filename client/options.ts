@@ -1,4 +1,5 @@
 /** Options shared by the manager and the factory. */
+import type { Registry } from 'prom-client';
 import { MAX_MESSAGE_BYTES } from '../proto/limits';
 import type { ClientTlsOptions } from './internal/credentials';
 import { InvalidArgumentError } from './errors';
@@ -34,6 +35,12 @@ export interface ClientOptions {
    * the admin token for creating, updating and deleting scopes and tables. @default undefined
    */
   token?: string;
+  /**
+   * A prom-client `Registry` to count into (factories only): Execute calls and their sub-requests per
+   * call (`kvt_client_execute_calls_total`, `kvt_client_operations_total`, `kvt_client_subrequests_per_call`)
+   * and table operations ended in an error, by code (`kvt_client_errors_total`). @default undefined (nothing counted)
+   */
+  metrics?: Registry;
 }
 
 /** Options of {@link KeyValueTableFactory}. */
@@ -84,6 +91,10 @@ export function checkClientOptions(o: ClientOptions): void {
     refuse('retry.maxBackoffMs', maxBackoffMs, `at least retry.initialBackoffMs (${initialBackoffMs}) and at most ${MAX_TIMER_MS}`);
   }
   if (o.token !== undefined && typeof o.token !== 'string') throw new InvalidArgumentError(`token is a ${typeof o.token}; it must be a string`);
+  const metrics = o.metrics as Partial<Registry> | undefined;
+  if (metrics !== undefined && (typeof metrics?.getSingleMetric !== 'function' || typeof metrics?.registerMetric !== 'function')) {
+    throw new InvalidArgumentError(`metrics is ${metrics === null ? 'null' : `a ${typeof metrics}`} without getSingleMetric and registerMetric; it must be a prom-client Registry`);
+  }
 }
 
 /** {@link checkClientOptions}, and the coalescing options of a factory. @throws InvalidArgumentError */

@@ -3,9 +3,9 @@
  * which override the defaults below.
  */
 import { checkTokenFlags } from '../server-kit/auth';
-import { OptionSpec, parseOptions, UsageError } from '../server-kit/flags';
+import { checkDistinctPorts, OptionSpec, parseOptions, UsageError } from '../server-kit/flags';
 import { checkTlsFlags } from '../server-kit/tls';
-import type { LogLevel } from '../server-kit/log';
+import { LOG_LEVELS, LogLevel } from '../server-kit/log';
 
 /** Effective settings of a controller. */
 export interface ControllerConfig {
@@ -37,6 +37,10 @@ export interface ControllerConfig {
   dataToken?: string;
   /** Token required on admin calls and accepted on every call; also sent to the segment stores. */
   adminToken?: string;
+  /** Port of the Prometheus endpoint (`/metrics` on `host`); 0 = ephemeral; undefined = none. */
+  metricsPort?: number;
+  /** Port of the read-only status page (`/`, and its data at `/api/status`, on `host`); 0 = ephemeral; undefined = none. */
+  httpPort?: number;
   /**
    * TEST ONLY (env `KVT_CONTROLLER_TEST_PAUSE_AFTER_SEGMENT_MS`, no flag): pause after each segment
    * created or deleted, one segment at a time, so a crash test can kill the controller midway.
@@ -64,9 +68,10 @@ export const CONTROLLER_OPTIONS: readonly OptionSpec[] = [
   { flag: 'tls-ca', env: 'TLS_CA', kind: 'string', description: 'PEM CA file trusted for calls to segment stores (TLS)' },
   { flag: 'data-token', env: 'DATA_TOKEN', kind: 'string', emptyEnvRefused: true, description: 'bearer token for data/read calls (prefer the env variable)' },
   { flag: 'admin-token', env: 'ADMIN_TOKEN', kind: 'string', emptyEnvRefused: true, description: 'bearer token for every call, required on admin calls' },
+  { flag: 'metrics-port', env: 'METRICS_PORT', kind: 'int', min: 0, max: 65535, description: 'serve Prometheus metrics at /metrics on this port (0 = ephemeral; off unless given)' },
+  { flag: 'http-port', env: 'HTTP_PORT', kind: 'int', min: 0, max: 65535, description: 'serve the read-only status page on this port (0 = ephemeral; off unless given)' },
 ];
 
-const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
 const TEST_PAUSE_ENV = `${CONTROLLER_ENV_PREFIX}_TEST_PAUSE_AFTER_SEGMENT_MS`;
 
 /** The defaults, as a config. */
@@ -98,10 +103,13 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     tlsCa: optional(o['tls-ca']),
     dataToken: optional(o['data-token']),
     adminToken: optional(o['admin-token']),
+    metricsPort: optionalPort(o['metrics-port']),
+    httpPort: optionalPort(o['http-port']),
     testPauseAfterSegmentMs: testPause(env),
   };
   checkTlsFlags({ certFile: config.tlsCert, keyFile: config.tlsKey, caFile: config.tlsCa });
   checkTokenFlags(config);
+  checkDistinctPorts({ port: config.port, 'metrics-port': config.metricsPort, 'http-port': config.httpPort });
   if (config.storeTimeoutMs <= config.heartbeatIntervalMs) {
     throw new UsageError(`store-timeout-ms is ${config.storeTimeoutMs}; it must exceed heartbeat-interval-ms (${config.heartbeatIntervalMs}), ideally 3-5 times`);
   }
@@ -110,6 +118,10 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pro
 
 function optional(value: unknown): string | undefined {
   return value === undefined ? undefined : String(value);
+}
+
+function optionalPort(value: unknown): number | undefined {
+  return value === undefined ? undefined : Number(value);
 }
 
 function testPause(env: NodeJS.ProcessEnv): number {

@@ -22,7 +22,7 @@ export async function main(argv: string[]): Promise<void> {
     const server = await ControllerServer.start(config, logger);
     // runProcess installed its SIGINT/SIGTERM handlers before start: a signal right after this line
     // still ends in a clean stop.
-    logger.info('controller started', { port: server.port, host: server.config.host, dataDir: server.config.dataDir });
+    logger.info('controller started', { port: server.port, host: server.config.host, dataDir: server.config.dataDir, metricsPort: server.metricsPort, httpPort: server.httpPort });
     return server;
   });
 }

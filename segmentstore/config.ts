@@ -4,7 +4,7 @@
  */
 import { parseHostPort } from '../server-kit/address';
 import { checkTokenFlags } from '../server-kit/auth';
-import { helpText, OptionSpec, parseOptions, UsageError } from '../server-kit/flags';
+import { checkDistinctPorts, helpText, OptionSpec, parseOptions, UsageError } from '../server-kit/flags';
 import { checkTlsFlags } from '../server-kit/tls';
 import type { LogLevel } from '../server-kit/log';
 import { DEFAULT_MAX_IN_FLIGHT_MB } from './service/in-flight-budget';
@@ -50,6 +50,8 @@ export interface SegmentStoreConfig {
   dataToken?: string;
   /** Token required on CreateSegment / DeleteSegment and accepted on every call; also sent to the controller. */
   adminToken?: string;
+  /** Port of the Prometheus endpoint (`/metrics` on `host`); 0 = ephemeral; undefined = none. */
+  metricsPort?: number;
 }
 
 /** Defaults of {@link SegmentStoreConfig}. */
@@ -141,6 +143,7 @@ export const SEGMENT_STORE_OPTIONS: readonly OptionSpec[] = [
   { flag: 'tls-ca', env: 'TLS_CA', kind: 'string', description: 'PEM CA file trusted for calls to the controller (TLS)' },
   { flag: 'data-token', env: 'DATA_TOKEN', kind: 'string', emptyEnvRefused: true, description: 'bearer token for data/read calls (prefer the env variable)' },
   { flag: 'admin-token', env: 'ADMIN_TOKEN', kind: 'string', emptyEnvRefused: true, description: 'bearer token for every call, required on segment create/delete; sent to the controller' },
+  { flag: 'metrics-port', env: 'METRICS_PORT', kind: 'int', min: 0, max: 65535, description: 'serve Prometheus metrics at /metrics on this port (0 = ephemeral; off unless given)' },
 ];
 
 export const ENV_PREFIX = 'KVT_SEGMENTSTORE';
@@ -187,9 +190,11 @@ export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv 
     tlsCa: optional(o['tls-ca']),
     dataToken: optional(o['data-token']),
     adminToken: optional(o['admin-token']),
+    metricsPort: o['metrics-port'] === undefined ? undefined : Number(o['metrics-port']),
   };
   checkTlsFlags({ certFile: config.tlsCert, keyFile: config.tlsKey, caFile: config.tlsCa });
   checkTokenFlags(config);
+  checkDistinctPorts({ port: config.port, 'metrics-port': config.metricsPort });
   return { config, help };
 }
 

@@ -13,6 +13,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type * as grpc from '@grpc/grpc-js';
+import type { Registry } from 'prom-client';
 import { joinHostPort } from '../server-kit/address';
 import { ErrorCodes } from '../proto/error-codes';
 import { withAuth } from '../server-kit/auth';
@@ -21,6 +22,13 @@ import { jsonLogger, Logger, rateLimitedWarning, RateLimitedWarning } from '../s
 import { FatalSignal, PermanentFailure } from '../server-kit/main';
 import { KvtFault } from '../server-kit/fault';
 import { bindGrpcServer, newGrpcServer, shutdownGrpcServer } from '../server-kit/grpc-server';
+import { ProcessHealth } from '../server-kit/health';
+import type { HttpEndpoint } from '../server-kit/http-server';
+import { newMetricsRegistry } from '../server-kit/metrics/metrics-registry';
+import { startMetricsServer } from '../server-kit/metrics/metrics-server';
+import { METRICS_SERVICE, metricsHandlers } from '../server-kit/metrics/metrics-service';
+import { RpcMetrics } from '../server-kit/metrics/rpc-metrics';
+import { StoreMetrics } from '../server-kit/metrics/store-metrics';
 import { outgoingCredentials, readTlsFiles, serverCredentials, TlsMaterial } from '../server-kit/tls';
 import { defaultSegmentStoreConfig, SegmentStoreConfig } from './config';
 import { ControllerRegistration, loadStoreId } from './registration';
@@ -71,6 +79,11 @@ export class SegmentStoreServer {
   /** The warning of requests refused by the in-flight bound (flushed as the store stops). */
   private readonly overloaded: RateLimitedWarning;
   private readonly fatalSignal = new FatalSignal();
+  /** `grpc.health.v1`: SERVING while calls are served (see the file's comment), NOT_SERVING from the start of a stop or a fail-stop. */
+  readonly health = new ProcessHealth('kvt.v1.SegmentStore');
+  /** This store's metrics: served at `/metrics` with `metricsPort`, and to the controller's status page over gRPC. */
+  readonly metrics: Registry;
+  private metricsEndpoint: HttpEndpoint | undefined;
 
   private constructor(
     readonly config: SegmentStoreConfig,
@@ -80,6 +93,8 @@ export class SegmentStoreServer {
     this.rejectedCalls = rateLimitedWarning(this.log, 'call rejected', 'code');
     this.overloaded = rateLimitedWarning(this.log, 'request refused: segment store overloaded', 'request');
     this.serving = config.controller ? 'waiting' : 'serving';
+    this.metrics = newMetricsRegistry(config.metricsPort !== undefined);
+    void this.fatalSignal.promise.then(() => this.health.notServing());
   }
 
   /**
@@ -126,15 +141,21 @@ export class SegmentStoreServer {
       const budget = new InFlightBudget(this.config.maxInFlightMb * 1024 * 1024, (request, bytes) => {
         this.overloaded({ request, bytes, maxInFlightMb: this.config.maxInFlightMb });
       });
-      this.grpcServer = newGrpcServer({ interceptors: [answerHolding(budget)] });
-      this.streams = executeStreams(this.engineRef!, this.log, budget);
-      const handlers = segmentStoreHandlers(this.engineRef!, this.log, this.streams, budget);
+      this.grpcServer = newGrpcServer({ interceptors: [answerHolding(budget), new RpcMetrics(this.metrics).interceptor] });
+      // The service sees the engine through its operation counters (store-metrics.ts).
+      const engine = new StoreMetrics(this.metrics, () => this.engineRef).observe(this.engineRef!);
+      this.streams = executeStreams(engine, this.log, budget);
+      const handlers = segmentStoreHandlers(engine, this.log, this.streams, budget);
       const gated = this.config.controller ? guardHandlers(handlers, () => this.refusal()) : handlers;
       this.grpcServer.addService(segmentStoreDefinition(), withAuth(gated, this.config, SEGMENT_STORE_ADMIN_METHODS, this.rejectedCalls));
+      this.grpcServer.addService(METRICS_SERVICE, withAuth(metricsHandlers(this.metrics), this.config, new Set()));
+      this.health.addTo(this.grpcServer);
       this.port = await bindGrpcServer(this.grpcServer, this.config.host, this.config.port, serverCredentials(tls));
+      if (this.config.metricsPort !== undefined) this.metricsEndpoint = await startMetricsServer(this.metrics, this.config.host, this.config.metricsPort);
       this.stateName = 'running';
-      this.log.info('segment store started', { port: this.port, storeId: this.storeId, address: this.address, dataDir: this.config.dataDir });
+      this.log.info('segment store started', { port: this.port, storeId: this.storeId, address: this.address, dataDir: this.config.dataDir, metricsPort: this.metricsEndpoint?.port });
       if (this.config.controller) this.register(this.config.controller, tls);
+      else this.health.serving();
     } catch (err) {
       await this.release();
       this.stateName = 'failed';
@@ -155,6 +176,7 @@ export class SegmentStoreServer {
       token: this.config.adminToken,
       onAccepted: () => {
         if (this.serving === 'waiting') this.serving = 'serving';
+        if (this.serving === 'serving' && this.stateName === 'running') this.health.serving();
       },
       onRemoved: (reason) => this.onRemoved(reason),
     });
@@ -175,6 +197,7 @@ export class SegmentStoreServer {
   /** The controller refused this store as removed: stop serving for good, and fail (the process exits 1). */
   private onRemoved(reason: string): void {
     this.serving = 'removed';
+    this.health.notServing();
     void this.streams?.close();
     const dataDir = path.resolve(this.config.dataDir);
     this.log.error('controller refused the registration: this store was removed from the cluster; wipe its data directory', { reason, dataDir });
@@ -209,12 +232,15 @@ export class SegmentStoreServer {
   }
 
   private async release(): Promise<void> {
+    // NOT_SERVING first, so that probes and balancers stop sending work while the rest winds down.
+    this.health.close();
     await this.registration?.stop();
     // Open Execute streams would hold the gRPC shutdown for its whole grace period: end them first
     // (each once its messages in flight are answered), bounded by the same grace.
     if (this.streams) await Promise.race([this.streams.close(), sleepUnref(STREAM_CLOSE_GRACE_MS)]);
     if (this.grpcServer) await shutdownGrpcServer(this.grpcServer);
     await this.engineRef?.close();
+    await this.metricsEndpoint?.close();
   }
 
   /** Graceful stop; idempotent (every call resolves when the store is stopped). */

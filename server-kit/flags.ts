@@ -108,3 +108,18 @@ export function helpText(usage: string, summary: string, specs: readonly OptionS
   lines.push(`  ${'--help'.padEnd(28)} show this help`);
   return lines.join('\n');
 }
+
+/**
+ * Refuses two listeners of one process on the same fixed port (`{ port: 9090, 'metrics-port': 9090 }`),
+ * which would otherwise fail later as "port already in use" with the process half started.
+ * @throws UsageError naming both flags
+ */
+export function checkDistinctPorts(ports: Record<string, number | undefined>): void {
+  const seen = new Map<number, string>();
+  for (const [flag, port] of Object.entries(ports)) {
+    if (port === undefined || port === 0) continue;
+    const other = seen.get(port);
+    if (other !== undefined) throw new UsageError(`--${flag} is ${port}, the port of --${other}; give each listener its own port`);
+    seen.set(port, flag);
+  }
+}

@@ -1,8 +1,15 @@
 /**
  * JSON-lines logging for the server processes (the client library logs nothing unless given a
- * logger). Each line: `{"ts":…,"level":…,"component":…,"msg":<constant>, …fields}`.
+ * logger), written by pino behind the small {@link Logger} interface the servers use. Each line:
+ * `{"level":…,"ts":…,"component":…, …fields, "msg":<constant>}`: a constant message, its details as
+ * fields. Tokens, passwords and TLS keys are censored by pino's redaction ({@link REDACTED_PATHS}).
  */
+import pino from 'pino';
+
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+/** The levels `--log-level` takes, quietest last. */
+export const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
 
 export interface Logger {
   debug(msg: string, fields?: Record<string, unknown>): void;
@@ -12,35 +19,67 @@ export interface Logger {
   child(fields: Record<string, unknown>): Logger;
 }
 
-const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+/** What a censored value reads as. */
+export const REDACTED = '[redacted]';
 
-/** Field names whose values are never written (tokens, keys, passwords). */
-const SECRET_FIELD = /token|secret|password|authorization|key$/i;
+/** Field names whose values are never written: tokens, passwords, TLS private keys. */
+const SECRET_FIELDS = ['token', 'dataToken', 'adminToken', 'authorization', 'password', 'secret', 'tlsKey', 'privateKey', 'key'];
 
-function redact(fields: Record<string, unknown>): Record<string, unknown> {
+/**
+ * The paths pino's redaction censors: each secret field at the top of a line, and one level down
+ * (a config or request object logged as one field).
+ */
+export const REDACTED_PATHS: readonly string[] = [...SECRET_FIELDS, ...SECRET_FIELDS.map((f) => `*.${f}`)];
+
+/** An Error as the fields a reader needs (its stack stays out of the log line); a bigint as its digits. */
+function plain(value: unknown): unknown {
+  if (value instanceof Error) return { name: value.name, message: value.message, code: (value as { code?: unknown }).code };
+  if (typeof value === 'bigint') return value.toString();
+  return value;
+}
+
+function plainFields(fields: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(fields)) {
-    if (v instanceof Error) out[k] = { name: v.name, message: v.message, code: (v as { code?: unknown }).code };
-    else if (SECRET_FIELD.test(k) && typeof v === 'string' && v !== '') out[k] = '[redacted]';
-    else out[k] = v;
-  }
+  for (const [k, v] of Object.entries(fields)) out[k] = plain(v);
   return out;
 }
 
-/** A logger writing JSON lines to `out` (default stdout) at `level` and above. */
-export function jsonLogger(component: string, level: LogLevel = 'info', out: (line: string) => void = (line) => process.stdout.write(line + '\n'), base: Record<string, unknown> = {}): Logger {
-  const write = (lvl: LogLevel, msg: string, fields?: Record<string, unknown>) => {
-    if (ORDER[lvl] < ORDER[level]) return;
-    const record = { ts: new Date().toISOString(), level: lvl, component, msg, ...base, ...(fields ? redact(fields) : {}) };
-    out(JSON.stringify(record, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)));
+/** The Logger interface over a pino logger. */
+function wrap(base: pino.Logger): Logger {
+  const write = (level: LogLevel) => (msg: string, fields?: Record<string, unknown>) => {
+    if (!base.isLevelEnabled(level)) return;
+    if (fields) base[level](plainFields(fields), msg);
+    else base[level](msg);
   };
   return {
-    debug: (m, f) => write('debug', m, f),
-    info: (m, f) => write('info', m, f),
-    warn: (m, f) => write('warn', m, f),
-    error: (m, f) => write('error', m, f),
-    child: (fields) => jsonLogger(component, level, out, { ...base, ...redact(fields) }),
+    debug: write('debug'),
+    info: write('info'),
+    warn: write('warn'),
+    error: write('error'),
+    child: (fields) => wrap(base.child(plainFields(fields))),
   };
+}
+
+/**
+ * A logger writing JSON lines to `out` (default: stdout, synchronously, so that the last line before
+ * an exit is not lost) at `level` and above; `base` fields go on every line.
+ */
+export function jsonLogger(component: string, level: LogLevel = 'info', out?: (line: string) => void, base: Record<string, unknown> = {}): Logger {
+  const destination = out ? { write: (line: string) => out(line.endsWith('\n') ? line.slice(0, -1) : line) } : pino.destination({ dest: 1, sync: true });
+  const logger = pino(
+    {
+      level,
+      messageKey: 'msg',
+      base: { component, ...plainFields(base) },
+      timestamp: () => `,"ts":"${new Date().toISOString()}"`,
+      formatters: { level: (label) => ({ level: label }) },
+      // Errors are made plain above (name, message, code); pino's own `err` serializer would add the stack.
+      serializers: { err: (value: unknown) => value },
+      redact: { paths: [...REDACTED_PATHS], censor: REDACTED },
+    },
+    destination,
+  );
+  return wrap(logger);
 }
 
 /** How often a warning that callers can trigger at will may reach the log. */

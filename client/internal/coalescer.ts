@@ -12,6 +12,7 @@ import * as grpc from '@grpc/grpc-js';
 import { MAX_GET_KEYS, MAX_MESSAGE_BYTES } from '../../proto/limits';
 import type { ExecuteResponse, SubResponse, WireError } from '../../proto/messages';
 import { InvalidArgumentError, ObjectClosedError, ServiceError, UnavailableError } from '../errors';
+import { ClientMetrics, NO_CLIENT_METRICS } from './client-metrics';
 import { callUnary, Connections } from './connections';
 import { ExecuteStreams } from './execute-streams';
 import { ClientExecuteRequest, ClientGetRequest, ClientSubRequest, subRequestBytes } from './wire-codec';
@@ -132,6 +133,8 @@ export class Coalescer {
   constructor(
     private readonly connections: Connections,
     private readonly options: CoalescerOptions,
+    /** Where calls, sub-requests and the table operations' errors are counted (client-metrics.ts). */
+    readonly metrics: ClientMetrics = NO_CLIENT_METRICS,
   ) {
     if (options.streams !== false) this.streams = new ExecuteStreams(connections);
   }
@@ -273,6 +276,7 @@ export class Coalescer {
     this.stats.calls++;
     this.stats.subRequests += request.requests.length;
     this.stats.operations += batch.length;
+    this.metrics.executeCall(request.requests.length, batch.length);
     const call = this.streams ? this.streams.execute(q.address, request, deadline) : callUnary<ClientExecuteRequest, ExecuteResponse>(this.connections.store(q.address), 'Execute', request, deadline);
     call.then(
       (response) => {

@@ -169,15 +169,21 @@ export class TableTransport {
         const unknown = !policy.read && route !== undefined && outcomeUnknown(cause);
         maybeApplied ||= unknown;
         const site = { table: this.tableName, segment: route?.segmentId, keyAt: policy.keyAt, maybeApplied };
-        if (!isRetryable(cause, policy.read === true)) throw finalError(cause, site, unknown);
+        if (!isRetryable(cause, policy.read === true)) throw this.counted(finalError(cause, site, unknown));
         const wait = backoffMs(tries + 1, this.settings.retry);
-        if (tries >= this.settings.retry.maxRetries || Date.now() + wait >= deadline) throw finalError(cause, site, unknown);
+        if (tries >= this.settings.retry.maxRetries || Date.now() + wait >= deadline) throw this.counted(finalError(cause, site, unknown));
         this.settings.logger?.debug?.('kvt client retrying', { table: this.tableName, segment: route?.segmentId, attempt: tries + 1, waitMs: wait });
         await sleep(wait);
         // A busy store is still the right one: only other failures send the next attempt to the controller.
         staleGeneration = kvtCodeOf(err) === 'OVERLOADED' ? undefined : (route?.generation ?? '');
       }
     }
+  }
+
+  /** `err`, counted in the client's metrics (if the application gave a registry). */
+  private counted(err: KvtError): KvtError {
+    this.coalescer.metrics.error(err.code);
+    return err;
   }
 
   private checkOpen(): void {

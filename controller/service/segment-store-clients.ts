@@ -6,6 +6,7 @@ import * as grpc from '@grpc/grpc-js';
 import { GRPC_CHANNEL_OPTIONS, kvtPackage } from '../../proto/load';
 import { withBearerToken } from '../../proto/auth';
 import type { CreateSegmentResponse, DeleteSegmentResponse } from '../../proto/messages';
+import { fetchMetrics, MetricsResponse } from '../../server-kit/metrics/metrics-service';
 
 type UnaryMethod = (request: unknown, metadata: grpc.Metadata, options: grpc.CallOptions, callback: (err: grpc.ServiceError | null, res: unknown) => void) => void;
 
@@ -41,6 +42,11 @@ export class SegmentStoreClients {
   async deleteSegment(address: string, segmentId: string): Promise<boolean> {
     const res = (await this.call(address, 'DeleteSegment', { segmentId })) as DeleteSegmentResponse;
     return res.deleted;
+  }
+
+  /** Some metrics of the store at `address` (`kvt.ops.v1.Metrics/Get`, for the status page), within `timeoutMs`. */
+  metrics(address: string, names: string[], timeoutMs = this.callTimeoutMs): Promise<MetricsResponse> {
+    return fetchMetrics(this.client(address), names, Date.now() + timeoutMs);
   }
 
   /** Closes every client. */
