@@ -76,6 +76,26 @@ async function withManager<T>(options: ParsedOptions, fn: (m: KeyValueTableManag
 /** Keys and values as text (put, get, keys) or as bytes (import and export, which carry any bytes). */
 const TEXT = { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 };
 const BYTES = { keySerializer: Serializers.bytes, valueSerializer: Serializers.bytes };
+/** put and get: text keys, values as bytes (a value from a file or stdin may be any bytes). */
+const TEXT_KEYS_BYTE_VALUES = { keySerializer: Serializers.utf8, valueSerializer: Serializers.bytes };
+
+/** The bytes of a value file ("-": stdin); a file that cannot be read is a failed operation naming it. */
+function readValueFile(file: string): Buffer {
+  try {
+    return fs.readFileSync(file === '-' ? 0 : file);
+  } catch (err) {
+    throw new Error(`cannot read the value from ${file === '-' ? 'stdin' : file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+}
+
+/** Writes a value to `file`, naming it when that fails. */
+function writeValueFile(file: string, value: Buffer): void {
+  try {
+    fs.writeFileSync(file, value);
+  } catch (err) {
+    throw new Error(`cannot write the value to ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+}
 
 /** Runs `fn` with a handle on table "scope/table" with these serializers. */
 async function withTable<K, V, T>(
@@ -241,40 +261,56 @@ export const COMMANDS: Record<string, Command> = {
       }),
   },
   put: {
-    usage: 'kvt put SCOPE/TABLE [--family F] [--ttl-ms N] [--if-absent | --if-version V] KEY VALUE',
-    summary: 'Writes one key (only if absent, or only at version V); prints its new version.',
+    usage: 'kvt put SCOPE/TABLE [--family F] [--ttl-ms N] [--if-absent | --if-version V] KEY (VALUE | - | --value-file F)',
+    summary: 'Writes one key (only if absent, or only at version V); prints its new version. VALUE "-" reads the value from stdin, --value-file from a file (any bytes, as etcdctl put does).',
     options: [
       ...CONNECTION,
       FAMILY,
       { flag: 'ttl-ms', kind: 'int', min: 1, description: 'expire the entry after this many ms' },
       { flag: 'if-absent', kind: 'bool', default: false, description: 'write only if the key does not exist' },
+      { flag: 'value-file', kind: 'string', description: 'read the value from this file (its bytes as they are); no VALUE' },
       IF_VERSION,
     ],
-    args: [3, 3],
+    args: [2, 3],
     run: ([t, key, value], o) => {
       const version = ifVersion(o);
       if (version && o['if-absent'] === true) throw new UsageError('--if-absent and --if-version exclude each other');
-      return withTable(t, o, TEXT, async (kvt) => {
+      if ((value === undefined) === (o['value-file'] === undefined)) throw new UsageError('give the value as VALUE, "-" (stdin) or --value-file F: exactly one');
+      const bytes = value === undefined ? readValueFile(String(o['value-file'])) : value === '-' ? readValueFile('-') : Buffer.from(value, 'utf8');
+      return withTable(t, o, TEXT_KEYS_BYTE_VALUES, async (kvt) => {
         const ttl = o['ttl-ms'] === undefined ? undefined : { ttlMs: Number(o['ttl-ms']) };
-        const written = version ? kvt.replace(family(o), key, value, version, ttl) : o['if-absent'] === true ? kvt.putIfAbsent(family(o), key, value, ttl) : kvt.put(family(o), key, value, ttl);
+        const written = version ? kvt.replace(family(o), key, bytes, version, ttl) : o['if-absent'] === true ? kvt.putIfAbsent(family(o), key, bytes, ttl) : kvt.put(family(o), key, bytes, ttl);
         out(String(await written));
       });
     },
   },
   get: {
-    usage: 'kvt get SCOPE/TABLE [--family F] [--json] KEY',
-    summary: 'Prints the value of one key (exit 1 when missing).',
-    options: [...CONNECTION, FAMILY, { flag: 'json', kind: 'bool', default: false, description: 'print {"family"?, "key", "value", "version"} as one JSON line' }],
+    usage: 'kvt get SCOPE/TABLE [--family F] [--json | --out F] KEY',
+    summary: 'Prints the value of one key (exit 1 when missing); --out writes its bytes to a file instead.',
+    options: [
+      ...CONNECTION,
+      FAMILY,
+      { flag: 'json', kind: 'bool', default: false, description: 'print {"family"?, "key", "value", "version"} as one JSON line' },
+      { flag: 'out', kind: 'string', description: 'write the value, byte for byte, to this file (nothing printed)' },
+    ],
     args: [2, 2],
-    run: ([t, key], o) =>
-      withTable(t, o, TEXT, async (kvt) => {
+    run: ([t, key], o) => {
+      if (o.out !== undefined && o.json === true) throw new UsageError('--json and --out exclude each other');
+      return withTable(t, o, TEXT_KEYS_BYTE_VALUES, async (kvt) => {
         const entry = await kvt.get(family(o), key);
         if (!entry) {
           process.stderr.write(`kvt get: key "${key}" not found\n`);
           return 1;
         }
-        out(o.json === true ? JSON.stringify({ ...(o.family === undefined ? {} : { family: family(o) }), key, value: entry.value, version: String(entry.version) }) : entry.value);
-      }),
+        const value = Buffer.from(entry.value.buffer, entry.value.byteOffset, entry.value.byteLength);
+        if (o.out !== undefined) {
+          writeValueFile(String(o.out), value);
+          return;
+        }
+        const text = value.toString('utf8');
+        out(o.json === true ? JSON.stringify({ ...(o.family === undefined ? {} : { family: family(o) }), key, value: text, version: String(entry.version) }) : text);
+      });
+    },
   },
   remove: {
     usage: 'kvt remove SCOPE/TABLE [--family F] [--if-version V] KEY | --family F (--prefix P | --all)',

@@ -60,7 +60,7 @@ describe('kvt command (usage)', () => {
     const missing = await kvt(['put', 'wiki/pages']);
     expect(missing.code).toBe(2);
     expect(missing.stderr.trim().split('\n')).toHaveLength(1);
-    expect(missing.stderr).toContain('expected 3 argument(s), got 1');
+    expect(missing.stderr).toContain('expected 2 to 3 argument(s), got 1');
     const badTable = await kvt(['get', 'nopath', 'k']);
     expect(badTable.code).toBe(2);
     expect(badTable.stderr).toContain('table must be written SCOPE/TABLE; got "nopath"');
@@ -326,6 +326,37 @@ describe('kvt command (against a cluster)', () => {
       child.stdin?.end();
     });
     expect(r).toEqual({ code: 0, stderr: '' });
+  });
+
+  it('puts a value from stdin or a file and gets it to a file, byte for byte', async () => {
+    using tmp = tempDir('kvt-cli-values-');
+    const dir = tmp.path;
+    const binary = Buffer.from([0, 1, 2, 0xff, 0xfe, 10, 13, 0x80, 0x41]);
+    fs.writeFileSync(path.join(dir, 'in.bin'), binary);
+    const fromFile = await kvt(['put', 'wiki/bulk', 'file-key', '--value-file', path.join(dir, 'in.bin')], env);
+    expect(fromFile.code).toBe(0);
+    expect(await kvt(['get', 'wiki/bulk', 'file-key', '--out', path.join(dir, 'out.bin')], env)).toEqual({ code: 0, stdout: '', stderr: '' });
+    expect(fs.readFileSync(path.join(dir, 'out.bin')).equals(binary)).toBe(true);
+    const piped = await new Promise<{ code: number; stdout: string }>((resolve) => {
+      const child = execFile(process.execPath, [KVT_BIN, 'put', 'wiki/bulk', 'stdin-key', '-'], { env: { ...process.env, ...env }, encoding: 'utf8' }, (err, stdout) =>
+        resolve({ code: err ? ((err as { code?: number }).code ?? -1) : 0, stdout }),
+      );
+      child.stdin!.end(binary);
+    });
+    expect(piped.code).toBe(0);
+    expect(await kvt(['get', 'wiki/bulk', 'stdin-key', '--out', path.join(dir, 'stdin.bin')], env)).toMatchObject({ code: 0 });
+    expect(fs.readFileSync(path.join(dir, 'stdin.bin')).equals(binary)).toBe(true);
+    expect(await kvt(['put', 'wiki/bulk', 'k', 'v', '--value-file', path.join(dir, 'in.bin')], env)).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'kvt put: give the value as VALUE, "-" (stdin) or --value-file F: exactly one\n',
+    });
+    expect(await kvt(['put', 'wiki/bulk', 'k', '--value-file', path.join(dir, 'missing.bin')], env)).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `kvt put: cannot read the value from ${path.join(dir, 'missing.bin')}: ENOENT\n`,
+    });
+    expect((await kvt(['get', 'wiki/bulk', 'k', '--json', '--out', 'x'], env)).code).toBe(2);
   });
 
   it('deletes tables and scopes', async () => {
