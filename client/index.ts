@@ -56,3 +56,32 @@ export {
   timeUuidOf,
 } from './revisions';
 export type { ListRevisionsOptions, PageRevisionStoreOptions, PutRenderOptions, Render, RenderBody, RenderedRevision, RenderInput, RenderKey, RevisionPage } from './revisions';
+export {
+  DocumentStore,
+  DEFAULT_MARKER_LEASE_MS,
+  MAX_CHANGES_LIMIT,
+  MAX_BULK_DOCUMENTS,
+  DEFAULT_REVS_LIMIT,
+  MAX_REVS_LIMIT,
+  MAX_DOCUMENT_ID_LENGTH,
+  MAX_DOCUMENT_BYTES,
+  MAX_REV_HASH_LENGTH,
+  MAX_REV_POS,
+  MAX_BODY_DEPTH,
+} from './documents';
+export type {
+  BulkDocsOptions,
+  BulkDocsResult,
+  Change,
+  ChangesOptions,
+  ChangesResponse,
+  DocumentBody,
+  DocumentStoreOptions,
+  DocumentWriteResult,
+  GetDocumentOptions,
+  PutDocumentOptions,
+  ReplicatedDocument,
+  Revisions,
+  RevsDiffEntry,
+  StoredDocument,
+} from './documents';

@@ -1,0 +1,288 @@
+/**
+ * Keeps a partition's feed family in step with its documents. A document's change and its feed entry
+ * live in different key families, and an atomic update covers one family only, so an edit goes:
+ *
+ * 1. mark: a marker `0x03·token·id` in the feed family says an edit of the document is under way;
+ * 2. commit: the document's own atomic update (its head's new version is the change's seq);
+ * 3. index: one atomic update of the feed family, conditioned on the document's id entry — move the
+ *    id entry to the new seq, replace the old change entry by the new one, drop the marker. Skipped
+ *    when the id entry already holds a later seq (another edit indexed after this one).
+ *
+ * A writer that dies between 2 and 3 leaves its marker; a changes read indexes every marked document
+ * from its head before it lists anything (repair), so no committed change is ever missed, and it
+ * removes markers older than the lease. The id entry's condition keeps one change entry per document.
+ */
+import { randomBytes } from 'node:crypto';
+import { ConditionalTableUpdateError } from '../errors';
+import { MAX_BATCH_ITEMS } from '../limits';
+import type { TableModification } from '../types';
+import { Version } from '../version';
+import { ChangeClock } from './change-clock';
+import { BytesTable, readHeads } from './document-reads';
+import { GroupCommitter } from './group-committer';
+import { ChangeRecord, decodeUint64, encodeChange, encodeUint64 } from './feed-records';
+import { changeKey, CLOCK_KEY, documentFamily, idKey, idOfMarkerKey, MARKER_PREFIX, markerKey, MARKER_TOKEN_BYTES } from './key-layout';
+import { formatRev } from './rev-id';
+
+/** A marker written by an edit. */
+export interface Marker {
+  family: string;
+  key: Buffer;
+  version: Version;
+}
+
+/** A document's id entry: the seq of its change entry. */
+export interface IdEntry {
+  seq: bigint;
+  version: Version;
+}
+
+/** A change to index: the document's head version after its commit and its winner then. */
+export interface CommittedChange {
+  id: string;
+  commit: Version;
+  rev: string;
+  deleted: boolean;
+  /** When it committed, in µs ({@link FeedIndex.changeTime}). */
+  time: number;
+  known: IdEntry | null;
+  marker: Marker | null;
+}
+
+/** Attempts of one index update before it gives up (each failure means another edit moved the id entry). */
+const MAX_INDEX_ATTEMPTS = 64;
+/** Modifications of one document in an index update. */
+const MODS_PER_CHANGE = 4;
+/** Documents repaired at once by a changes read. */
+const REPAIR_CONCURRENCY = 32;
+
+const EMPTY = Buffer.alloc(0);
+
+/** The group committers of one feed family. */
+interface FamilyGroups {
+  index: GroupCommitter<CommittedChange, void>;
+}
+
+/** The feed families' markers, id entries and change entries. */
+export class FeedIndex {
+  private readonly changeClock: ChangeClock;
+  /** Per feed family, the group committer of single edits' index updates. */
+  private readonly groups = new Map<string, FamilyGroups>();
+  /** Indexing under way after its edits resolved. */
+  private readonly background = new Set<Promise<void>>();
+
+  constructor(
+    private readonly table: BytesTable,
+    private readonly clock: () => number,
+  ) {
+    this.changeClock = new ChangeClock(clock);
+  }
+
+  private groupsOf(family: string): FamilyGroups {
+    let g = this.groups.get(family);
+    if (g === undefined) {
+      g = {
+        index: new GroupCommitter<CommittedChange, void>(async (changes) => {
+          await this.readAndIndex(family, changes);
+          return new Array<void>(changes.length);
+        }),
+      };
+      this.groups.set(family, g);
+    }
+    return g;
+  }
+
+  /** The time of a change committing now: the order in which the feed merges its partitions. */
+  changeTime(): number {
+    return this.changeClock.now();
+  }
+
+  /**
+   * Marks an edit of document `id` (of feed family `family`) as under way. A put of its own: the
+   * marker is on the edit's path, and waiting for another edit's marker write would lengthen it.
+   */
+  async markOne(family: string, id: string): Promise<Marker> {
+    const key = markerKey(randomBytes(MARKER_TOKEN_BYTES), id);
+    const version = await this.table.put(family, key, encodeUint64(BigInt(Math.max(0, Math.floor(this.clock())))));
+    return { family, key, version };
+  }
+
+  /**
+   * Indexes a committed change after the edit resolves, with the other edits' of its feed family
+   * (its `known` is read then). Should that fail, its marker stays and a changes read indexes it.
+   */
+  indexLater(family: string, change: CommittedChange): void {
+    this.defer(this.groupsOf(family).index.submit(change));
+  }
+
+  /** Indexes committed changes of one feed family after the bulk resolves, and removes the markers of its no-ops; see {@link indexLater}. */
+  indexAllLater(family: string, changes: readonly CommittedChange[], idle: readonly Marker[]): void {
+    this.defer(Promise.all([this.readAndIndex(family, changes), this.unmark(idle)]).then(() => undefined));
+  }
+
+  /** Reads the id entries of the changes' documents, then indexes them. */
+  private async readAndIndex(family: string, changes: readonly CommittedChange[]): Promise<void> {
+    const known = await this.readIds(
+      family,
+      changes.map((c) => c.id),
+    );
+    await this.index(
+      family,
+      changes.map((c, i) => ({ ...c, known: known[i] })),
+    );
+  }
+
+  /** Resolves once every indexing started so far has ended. */
+  async drain(): Promise<void> {
+    while (this.background.size > 0) await Promise.all([...this.background]);
+  }
+
+  private defer(work: Promise<void>): void {
+    // Failures are left to the markers (see above).
+    const tracked = work.catch(() => undefined);
+    this.background.add(tracked);
+    void tracked.finally(() => this.background.delete(tracked));
+  }
+
+  /** Marks edits of `ids` (documents of the feed family `family`) as under way. */
+  async mark(family: string, ids: readonly string[]): Promise<Marker[]> {
+    const stamp = encodeUint64(BigInt(Math.max(0, Math.floor(this.clock()))));
+    const keys = ids.map((id) => markerKey(randomBytes(MARKER_TOKEN_BYTES), id));
+    const chunks = Array.from({ length: Math.ceil(keys.length / MAX_BATCH_ITEMS) }, (_, c) => keys.slice(c * MAX_BATCH_ITEMS, (c + 1) * MAX_BATCH_ITEMS));
+    const versions = await Promise.all(
+      chunks.map((slice) =>
+        this.table.putAll(
+          family,
+          slice.map((k) => [k, stamp] as const),
+        ),
+      ),
+    );
+    return keys.map((key, i) => ({ family, key, version: versions[Math.floor(i / MAX_BATCH_ITEMS)][i % MAX_BATCH_ITEMS] }));
+  }
+
+  /** Removes markers of edits that ended without a commit (best effort: a lease ends them anyway). */
+  async unmark(markers: readonly Marker[]): Promise<void> {
+    await Promise.all(markers.map((m) => this.table.remove(m.family, m.key).catch(() => undefined)));
+  }
+
+  /** The id entries of `ids` in feed family `family`. */
+  async readIds(family: string, ids: readonly string[]): Promise<(IdEntry | null)[]> {
+    if (ids.length === 0) return [];
+    const unique = [...new Set(ids)];
+    const entries = await this.table.getAll(
+      family,
+      unique.map((id) => idKey(id)),
+    );
+    const byId = new Map(unique.map((id, i) => [id, entries[i]]));
+    return ids.map((id) => {
+      const e = byId.get(id);
+      return e ? { seq: decodeUint64(e.value), version: e.version } : null;
+    });
+  }
+
+  /**
+   * Indexes committed changes of documents of feed family `family`: in updates of many documents
+   * when no other edit interferes, else one by one, re-reading the id entry after a failed condition.
+   * Two changes of one document go in separate rounds (an update names a key once).
+   */
+  async index(family: string, changes: readonly CommittedChange[]): Promise<void> {
+    for (const round of rounds(changes)) {
+      const chunk = Math.floor(MAX_BATCH_ITEMS / MODS_PER_CHANGE);
+      await Promise.all(
+        Array.from({ length: Math.ceil(round.length / chunk) }, async (_, c) => {
+          const slice = round.slice(c * chunk, (c + 1) * chunk);
+          if (slice.length > 1) {
+            try {
+              await this.table.update(
+                family,
+                slice.flatMap((ch) => this.modificationsOf(ch)),
+              );
+              return;
+            } catch (err) {
+              if (!(err instanceof ConditionalTableUpdateError)) throw err;
+            }
+          }
+          await Promise.all(slice.map((ch) => this.indexAlone(family, ch)));
+        }),
+      );
+    }
+  }
+
+  private async indexAlone(family: string, change: CommittedChange): Promise<void> {
+    let known = change.known;
+    for (let attempt = 0; attempt < MAX_INDEX_ATTEMPTS; attempt++) {
+      try {
+        await this.table.update(family, this.modificationsOf({ ...change, known }));
+        return;
+      } catch (err) {
+        if (!(err instanceof ConditionalTableUpdateError)) throw err;
+        [known] = await this.readIds(family, [change.id]);
+      }
+    }
+    throw new ConditionalTableUpdateError('BAD_KEY_VERSION', `the changes feed entry of document "${change.id}" kept moving: ${MAX_INDEX_ATTEMPTS} attempts failed`);
+  }
+
+  /** The modifications indexing one change (only the marker's removal when a later change is indexed). */
+  private modificationsOf(change: CommittedChange): TableModification<Uint8Array, Uint8Array>[] {
+    const { id, commit, known, marker } = change;
+    const seq = BigInt(commit.sequence);
+    const mods: TableModification<Uint8Array, Uint8Array>[] = [];
+    if (known === null || known.seq < seq) {
+      const record: ChangeRecord = { id, rev: change.rev, deleted: change.deleted, time: change.time };
+      mods.push({ type: 'put', key: idKey(id), value: encodeUint64(seq), version: known?.version ?? Version.NOT_EXISTS });
+      if (known !== null) mods.push({ type: 'remove', key: changeKey(known.seq) });
+      mods.push({ type: 'put', key: changeKey(seq), value: encodeChange(record) });
+    }
+    if (marker) mods.push({ type: 'remove', key: marker.key });
+    return mods;
+  }
+
+  /**
+   * Indexes every document marked in feed family `family` from its head, and removes the markers
+   * older than `leaseMs`. Afterwards every change committed before the call has its feed entry.
+   */
+  async repair(family: string, leaseMs: number): Promise<void> {
+    const markers: { key: Uint8Array; version: Version; ms: number }[] = [];
+    for await (const page of this.table.entryIterator(family, { prefix: MARKER_PREFIX, maxKeysAtOnce: 256 })) {
+      for (const e of page.items) markers.push({ key: e.key, version: e.version, ms: e.value.length === 8 ? Number(decodeUint64(e.value)) : 0 });
+    }
+    const now = this.clock();
+    for (let i = 0; i < markers.length; i += REPAIR_CONCURRENCY) {
+      await Promise.all(
+        markers.slice(i, i + REPAIR_CONCURRENCY).map(async (m) => {
+          await this.reindex(family, idOfMarkerKey(m.key));
+          if (now - m.ms > leaseMs) await this.table.remove(family, m.key, m.version).catch((err: unknown) => ignoreConditional(err));
+        }),
+      );
+    }
+  }
+
+  /** Indexes a document's current head, if its feed entry is behind it. */
+  private async reindex(family: string, id: string): Promise<void> {
+    const [[head], [known]] = await Promise.all([readHeads(this.table, [documentFamily(id)]), this.readIds(family, [id])]);
+    if (head === null) return;
+    const { winner } = head.value;
+    await this.indexAlone(family, { id, commit: head.version, rev: formatRev(winner.pos, winner.hash), deleted: winner.deleted, time: this.changeTime(), known, marker: null });
+  }
+
+  /** Writes the clock key of feed family `family`: its version bounds what a read may list. */
+  stamp(family: string): Promise<Version> {
+    return this.table.put(family, CLOCK_KEY, EMPTY);
+  }
+}
+
+/** Splits changes into rounds in which each document appears once, in order. */
+function rounds(changes: readonly CommittedChange[]): CommittedChange[][] {
+  const out: CommittedChange[][] = [];
+  const seen = new Map<string, number>();
+  for (const ch of changes) {
+    const r = seen.get(ch.id) ?? 0;
+    seen.set(ch.id, r + 1);
+    (out[r] ??= []).push(ch);
+  }
+  return out;
+}
+
+function ignoreConditional(err: unknown): void {
+  if (!(err instanceof ConditionalTableUpdateError)) throw err;
+}

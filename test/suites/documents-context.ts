@@ -1,0 +1,116 @@
+/**
+ * What the parts of the document store suite share: the target they run against (fresh tables of
+ * bytes keys and values, in memory or on a cluster), stores on them, and small helpers.
+ */
+import { expect } from 'vitest';
+import { feedFamilies } from '../../client/documents/feed-layout';
+import { idOfMarkerKey, MARKER_PREFIX } from '../../client/documents/key-layout';
+import { DocumentConflictError, DocumentStore, DocumentStoreOptions, InvalidArgumentError, KeyValueTable, ReplicatedDocument, StoredDocument } from '../../client';
+
+export type BytesTable = KeyValueTable<Uint8Array, Uint8Array>;
+
+/** What the suite runs against. */
+export interface DocumentsTarget {
+  /** A fresh, empty table of bytes keys and values (Serializers.bytes for both) of `partitionCount` partitions. */
+  table(): Promise<BytesTable>;
+  /** The partition count of the tables. */
+  readonly partitionCount: number;
+  /** Options every store on this target needs (the gRPC table does not expose its partition count). */
+  readonly storeOptions: DocumentStoreOptions;
+  dispose(): Promise<void>;
+}
+
+/** A store on a fresh table. */
+export interface StoreUnderTest {
+  store: DocumentStore;
+  table: BytesTable;
+  /** Another store on the same table (another client). */
+  another(options?: DocumentStoreOptions): DocumentStore;
+}
+
+/** What the suite's parts share. */
+export interface DocumentsSuiteContext {
+  target(): DocumentsTarget;
+  /** A store on a fresh table with these options. */
+  store(options?: DocumentStoreOptions): Promise<StoreUnderTest>;
+}
+
+/** What `p` rejects with (fails the test when it resolves). */
+export async function rejection(p: Promise<unknown>): Promise<Error & { code?: string }> {
+  return p.then(
+    () => {
+      throw new Error('expected a rejection');
+    },
+    (e: unknown) => e as Error & { code?: string },
+  );
+}
+
+/** Asserts an InvalidArgumentError with exactly this message. */
+export async function expectInvalid(p: Promise<unknown>, message: string): Promise<void> {
+  const err = await rejection(p);
+  expect([err.constructor.name, err.code, err.message]).toEqual(['InvalidArgumentError', 'INVALID_ARGUMENT', message]);
+  expect(err).toBeInstanceOf(InvalidArgumentError);
+}
+
+/** Asserts a DocumentConflictError whose message matches. */
+export async function expectConflict(p: Promise<unknown>, message: RegExp): Promise<void> {
+  const err = await rejection(p);
+  expect(err).toBeInstanceOf(DocumentConflictError);
+  expect(err.code).toBe('DOCUMENT_CONFLICT');
+  expect(err.message).toMatch(message);
+}
+
+/** A replicated revision: leaf `rev`, path `ids` (newest first) ending at its position. */
+export function replicated(id: string, start: number, ids: string[], body: Record<string, unknown> = {}, deleted = false): ReplicatedDocument {
+  return { _id: id, _rev: `${start}-${ids[0]}`, _revisions: { start, ids }, ...(deleted ? { _deleted: true } : {}), ...body };
+}
+
+/** The hash of a rev. */
+export function hashOf(rev: string): string {
+  return rev.slice(rev.indexOf('-') + 1);
+}
+
+/** The position of a rev. */
+export function posOf(rev: string): number {
+  return Number(rev.slice(0, rev.indexOf('-')));
+}
+
+/** The rev of a document read (fails the test when it is null). */
+export function revOf(doc: StoredDocument | null): string {
+  expect(doc).not.toBeNull();
+  return doc!._rev;
+}
+
+/** Every change of a store, read `limit` at a time (all at once without one), from `since`. */
+export async function allChanges(store: DocumentStore, since?: string, limit?: number): Promise<{ id: string; seq: string; rev: string; deleted: boolean }[]> {
+  const out: { id: string; seq: string; rev: string; deleted: boolean }[] = [];
+  let seq = since;
+  for (let i = 0; i < 100_000; i++) {
+    const page = await store.changes({ ...(seq === undefined ? {} : { since: seq }), ...(limit === undefined ? {} : { limit }) });
+    out.push(...page.results);
+    seq = page.lastSeq;
+    if (limit === undefined || page.results.length < limit) return out;
+  }
+  throw new Error('the feed did not end');
+}
+
+/** The markers of edits under way (or whose indexing has not ended) in the table; of document `id` only, when given. */
+export async function markerCount(table: BytesTable, partitionCount: number, id?: string): Promise<number> {
+  let n = 0;
+  for (const family of feedFamilies(partitionCount)) {
+    for await (const page of table.keyIterator(family, { prefix: MARKER_PREFIX })) n += page.items.filter((k) => id === undefined || idOfMarkerKey(k.key) === id).length;
+  }
+  return n;
+}
+
+/** Deterministic pseudo-random numbers (mulberry32), so that a failure can be replayed. */
+export function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
