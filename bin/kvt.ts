@@ -21,6 +21,7 @@ Client commands:
   import|export  load or dump a table as JSON lines
   status         every store and table's placement; exits 1 when a partition is on a dead store
   health         a process's grpc.health.v1 status (exits 0 only when SERVING)
+  archive        stats | get | append: the archive tier (kvt table or Cassandra)
   pages          page revisions and renders: put | get | list | import | export
 
 Run \`kvt <command> --help\` for the options of a command.`;
@@ -39,6 +40,8 @@ function load(command: string): CommandMain | undefined {
     case 'status':
     case 'health':
       return (argv) => require('./cli-status').main([command, ...argv]);
+    case 'archive':
+      return require('./cli-archive').main;
     case 'scope':
     case 'table':
     case 'store':

@@ -56,6 +56,20 @@ export {
   timeUuidOf,
 } from './revisions';
 export type { ListRevisionsOptions, PageRevisionStoreOptions, PutRenderOptions, Render, RenderBody, RenderedRevision, RenderInput, RenderKey, RevisionPage } from './revisions';
+export { KvtArchiveStore, CassandraArchiveStore, ArchiveCorruptedError, defaultArchiveStoreOptions, MAX_ARCHIVED_REV, MAX_ARCHIVED_RENDER_BYTES } from './archive';
+export type {
+  ArchiveStore,
+  ArchivedRender,
+  ArchivedRenderRead,
+  ArchiveAppendResult,
+  ArchiveLocation,
+  ArchiveStats,
+  ArchiveStoreOptions,
+  KvtArchiveStoreOptions,
+  CassandraArchiveStoreOptions,
+  CassandraConnectionOptions,
+  CassandraConsistency,
+} from './archive';
 export {
   DocumentStore,
   DEFAULT_MARKER_LEASE_MS,

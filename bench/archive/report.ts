@@ -1,0 +1,78 @@
+/**
+ * The archive benchmark's report: a Markdown summary with the ratios the issue asks for
+ * (bench/archive/report.md) and a bar chart of stored size as % of raw (bench/archive/report.svg).
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { repoRoot } from '../peers/peer';
+import type { ArchiveBenchResult } from './run';
+
+const pct = (n: number): string => `${n.toFixed(2)}%`;
+const ms = (n: number): string => `${n.toFixed(2)} ms`;
+const mb = (n: number): string => `${(n / 1e6).toFixed(2)} MB`;
+
+/** The Markdown report (also written to bench/archive/report.md, with the chart beside it). */
+export function writeArchiveReport(r: ArchiveBenchResult): string {
+  const hot = r.hotReads.p99Ms;
+  const lines = [
+    `# Archive tier (${r.at.slice(0, 16).replace('T', ' ')} UTC)`,
+    '',
+    `${r.revisions.toLocaleString('en-US')} revisions of ${r.pages} pages, ${mb(r.rawBytes)} raw (shared/data/rust-book-revisions.jsonl.gz). Command: \`npm run bench:archive\`.`,
+    '',
+    `Compression on one core (brotli q${r.codec.quality}, lgwin ${r.codec.windowBits}, blocks of ${r.codec.blockRevisions} revisions or ${r.codec.blockBytes / 1024 / 1024} MiB): ` +
+      `${pct(r.codec.percentOfRaw)} of raw, **${r.codec.compressMBps.toFixed(0)} MB/s** compressing, ${r.codec.decompressMBps.toFixed(0)} MB/s decompressing (${r.codec.blocks} blocks).`,
+    '',
+    '| store | stored (stats) | % of raw | as the backend holds it | % of raw | load MB/s | read p50 / p99 cold | read p50 / p99 cached | p99 / hot p99 |',
+    '|---|---|---|---|---|---|---|---|---|',
+    ...r.stores.map((s) =>
+      [
+        s.name,
+        mb(s.storedBytes),
+        `**${pct(s.storedPercent)}**`,
+        mb(s.backendBytes),
+        `${pct(s.backendPercent)}${s.flushedBytes ? ` (${pct((100 * s.flushedBytes) / s.rawBytes)} before compaction)` : ''}`,
+        s.loadMBps.toFixed(1),
+        `${ms(s.readsCold.p50Ms)} / ${ms(s.readsCold.p99Ms)}`,
+        `${ms(s.readsCached.p50Ms)} / ${ms(s.readsCached.p99Ms)}`,
+        `**${(s.readsCold.p99Ms / hot).toFixed(1)}×** cold, ${(s.readsCached.p99Ms / hot).toFixed(1)}× cached`,
+      ]
+        .join(' | ')
+        .replace(/^/, '| ')
+        .replace(/$/, ' |'),
+    ),
+    `| RESTBase-style peer: one row per revision, key_rev_value, deflate 256 KiB (Cassandra files after flush) | | | ${mb(r.restbase.diskBytes)} | **${pct(r.restbase.percent)}** (Data.db ${pct(r.restbase.dataPercent)}) | ${(r.rawBytes / 1e6 / r.restbase.loadSeconds).toFixed(1)} | | | |`,
+    '',
+    `Hot-table reads of the same revisions (one key per revision on the same kvt cluster): p50 ${ms(r.hotReads.p50Ms)}, p99 ${ms(hot)}. ` +
+      'Cold archive reads decompress a whole block each (no cache); cached reads use the default 64 MiB cache of decompressed blocks. ' +
+      "The kvt store's backend figure is the key + value bytes its segment stores count; Cassandra's is its files after `nodetool flush` and `nodetool compact`.",
+  ];
+  if (r.sweep.length) {
+    lines.push('', '| revisions a block | MiB a block | quality | % of raw | compress MB/s | decompress MB/s |', '|---|---|---|---|---|---|');
+    for (const s of r.sweep)
+      lines.push(`| ${s.blockRevisions} | ${s.blockBytes / 1024 / 1024} | ${s.quality} | ${pct(s.percentOfRaw)} | ${s.compressMBps.toFixed(0)} | ${s.decompressMBps.toFixed(0)} |`);
+  }
+  const md = lines.join('\n') + '\n';
+  const dir = path.join(repoRoot(), 'bench', 'archive');
+  fs.writeFileSync(path.join(dir, 'report.md'), md + '\n![stored size as % of raw](report.svg)\n');
+  fs.writeFileSync(path.join(dir, 'report.svg'), chart(r));
+  return md;
+}
+
+/** Horizontal bars: stored size as % of raw, per store and the peer. */
+function chart(r: ArchiveBenchResult): string {
+  const bars: [string, number][] = [
+    ...r.stores.map((s) => [`${s.name} (stats)`, s.storedPercent] as [string, number]),
+    ...r.stores.map((s) => [`${s.name} (backend)`, s.backendPercent] as [string, number]),
+    ['RESTBase-style peer (Cassandra files)', r.restbase.percent],
+  ];
+  const max = Math.max(...bars.map(([, v]) => v), 1);
+  const width = 760;
+  const label = 330;
+  const rows = bars.map(([name, v], i) => {
+    const y = 40 + i * 30;
+    const w = ((width - label - 80) * v) / max;
+    return `<text x="${label - 8}" y="${y + 15}" text-anchor="end">${name.replace(/&/g, '&amp;').replace(/</g, '&lt;')}</text><rect x="${label}" y="${y}" width="${w.toFixed(1)}" height="20" fill="${i < r.stores.length * 2 ? '#3b7dd8' : '#d8863b'}"/><text x="${label + w + 6}" y="${y + 15}">${v.toFixed(2)}%</text>`;
+  });
+  const height = 50 + bars.length * 30;
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="13"><text x="10" y="22" font-weight="bold">Stored size as % of raw (${(r.rawBytes / 1e6).toFixed(1)} MB, ${r.revisions} revisions)</text>${rows.join('')}</svg>\n`;
+}

@@ -1,0 +1,244 @@
+#!/usr/bin/env bash
+# A real, single-node Apache Cassandra for kvt's archive tier tests and benchmark, on 127.0.0.1.
+#
+#   scripts/cassandra.sh start      obtain Cassandra (first time), write its config, start it, wait until CQL answers
+#   scripts/cassandra.sh stop       stop the Cassandra this script started (SIGTERM, then SIGKILL after 60 s)
+#   scripts/cassandra.sh status     "running …" (exit 0), "starting …" (exit 1) or "not running" (exit 3)
+#   scripts/cassandra.sh nodetool … run nodetool against it (JMX on 127.0.0.1), e.g. `nodetool flush ks table`
+#
+# Cassandra comes from Maven Central with Maven: org.apache.cassandra:cassandra-all and its runtime
+# dependencies (~100 jars, ~70 MB), resolved by scripts/cassandra/pom.xml into a Maven repository under
+# the project's own .cassandra/ (gitignored), so later runs reuse them. The daemon runs with the JVM flags
+# of Cassandra's jvm17-server.options (scripts/cassandra/jvm17-server.options), the jamm agent, a logback
+# config, a triggers dir, a 1 GiB heap, and a short ring delay so that it answers in seconds.
+#
+# Environment: KVT_CASSANDRA_HOME (.cassandra), KVT_CASSANDRA_VERSION (5.0.9), KVT_CASSANDRA_PORT (CQL, 9042),
+# KVT_CASSANDRA_STORAGE_PORT (7000), KVT_CASSANDRA_JMX_PORT (7199), KVT_CASSANDRA_HEAP (1G),
+# KVT_CASSANDRA_START_TIMEOUT_S (180), JAVA_HOME (else java on PATH; Java 11 or 17).
+# Any failure prints one line starting with "cassandra.sh:" on stderr and exits 1.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+TEMPLATES="$ROOT/scripts/cassandra"
+HOME_DIR="${KVT_CASSANDRA_HOME:-$ROOT/.cassandra}"
+VERSION="${KVT_CASSANDRA_VERSION:-5.0.9}"
+CQL_PORT="${KVT_CASSANDRA_PORT:-9042}"
+STORAGE_PORT="${KVT_CASSANDRA_STORAGE_PORT:-7000}"
+JMX_PORT="${KVT_CASSANDRA_JMX_PORT:-7199}"
+HEAP="${KVT_CASSANDRA_HEAP:-1G}"
+START_TIMEOUT_S="${KVT_CASSANDRA_START_TIMEOUT_S:-180}"
+
+CLASSPATH_FILE="$HOME_DIR/classpath-$VERSION.txt"
+CONF_DIR="$HOME_DIR/conf"
+DATA_DIR="$HOME_DIR/data"
+LOG_DIR="$HOME_DIR/logs"
+TRIGGERS_DIR="$HOME_DIR/triggers"
+PID_FILE="$HOME_DIR/cassandra.pid"
+
+die() {
+  echo "cassandra.sh: $*" >&2
+  exit 1
+}
+
+java_bin() {
+  if [[ -n "${JAVA_HOME:-}" && -x "$JAVA_HOME/bin/java" ]]; then echo "$JAVA_HOME/bin/java"; else command -v java || true; fi
+}
+
+# True when a CQL server answers an OPTIONS request (native protocol v4) with SUPPORTED on 127.0.0.1:$CQL_PORT.
+cql_answers() {
+  local reply
+  reply="$(timeout 3 bash -c "exec 3<>/dev/tcp/127.0.0.1/$CQL_PORT && printf '\x04\x00\x00\x00\x05\x00\x00\x00\x00' >&3 && head -c 5 <&3 | od -An -tx1" 2>/dev/null || true)"
+  [[ "$(echo $reply)" == "84 00 00 00 06" ]]
+}
+
+# The pid of the Cassandra this script started, if it is alive.
+running_pid() {
+  [[ -s "$PID_FILE" ]] || return 1
+  local pid
+  pid="$(cat "$PID_FILE")"
+  kill -0 "$pid" 2>/dev/null || return 1
+  echo "$pid"
+}
+
+port_in_use() {
+  timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null
+}
+
+# Resolves cassandra-all and its runtime dependencies into $HOME_DIR/m2 (once) and writes their classpath.
+fetch() {
+  [[ -s "$CLASSPATH_FILE" ]] && return 0
+  command -v mvn >/dev/null || die "Maven (mvn) is needed to obtain Cassandra from Maven Central; install it (apt-get install maven)"
+  mkdir -p "$HOME_DIR"
+  echo "cassandra.sh: obtaining Apache Cassandra $VERSION from Maven Central (first run only)…" >&2
+  local log="$HOME_DIR/maven.log"
+  if ! mvn -B -q -f "$TEMPLATES/pom.xml" -Dcassandra.version="$VERSION" -Dmaven.repo.local="$HOME_DIR/m2" \
+    dependency:build-classpath -Dmdep.includeScope=runtime -Dmdep.outputFile="$CLASSPATH_FILE.tmp" >"$log" 2>&1; then
+    rm -f "$CLASSPATH_FILE.tmp"
+    die "Maven could not obtain org.apache.cassandra:cassandra-all:$VERSION: $(grep -m1 -E 'ERROR' "$log" || tail -1 "$log") (full log: $log)"
+  fi
+  mv "$CLASSPATH_FILE.tmp" "$CLASSPATH_FILE"
+}
+
+write_config() {
+  mkdir -p "$CONF_DIR" "$DATA_DIR" "$LOG_DIR" "$TRIGGERS_DIR"
+  sed -e "s|@STORAGE_PORT@|$STORAGE_PORT|g" -e "s|@CQL_PORT@|$CQL_PORT|g" -e "s|@DATA_DIR@|$DATA_DIR|g" \
+    "$TEMPLATES/cassandra.yaml.template" >"$CONF_DIR/cassandra.yaml"
+  cp "$TEMPLATES/logback.xml" "$CONF_DIR/logback.xml"
+}
+
+jvm_options() {
+  local cp="$1" jamm
+  jamm="$(tr ':' '\n' <"$CLASSPATH_FILE" | grep -m1 '/jamm-[0-9.]*\.jar$' || true)"
+  [[ -n "$jamm" ]] || die "no jamm jar among Cassandra's dependencies ($CLASSPATH_FILE)"
+  # One argument a line: `--add-exports X` is two arguments of java.
+  grep -v '^\s*\(#\|$\)' "$TEMPLATES/jvm17-server.options" | sed -E 's/^(--add-[a-z]+) +/\1\n/'
+  cat <<EOF
+-Xms$HEAP
+-Xmx$HEAP
+-Xss256k
+-XX:+HeapDumpOnOutOfMemoryError
+-XX:HeapDumpPath=$LOG_DIR
+-Djava.net.preferIPv4Stack=true
+-javaagent:$jamm
+-Dcassandra.config=file://$CONF_DIR/cassandra.yaml
+-Dlogback.configurationFile=$CONF_DIR/logback.xml
+-Dcassandra.logdir=$LOG_DIR
+-Dcassandra.storagedir=$DATA_DIR
+-Dcassandra.triggers_dir=$TRIGGERS_DIR
+-Dcassandra.jmx.local.port=$JMX_PORT
+-Dcassandra.ring_delay_ms=100
+-Dcassandra.skip_wait_for_gossip_to_settle=0
+-cp
+$cp
+EOF
+}
+
+check_java() {
+  local java version
+  java="$(java_bin)"
+  [[ -n "$java" ]] || die "no java found (set JAVA_HOME or put Java 17 on PATH)"
+  version="$("$java" -version 2>&1 | head -1 | sed -E 's/.*version "([0-9]+).*/\1/')"
+  [[ "$version" == "11" || "$version" == "17" ]] || die "Cassandra 5.0 runs on Java 11 or 17; $java is Java $version (set JAVA_HOME)"
+  echo "$java"
+}
+
+# Waits until CQL answers while `pid` lives, within the start timeout.
+wait_for_cql() {
+  local pid="$1" started="$2"
+  until cql_answers; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      rm -f "$PID_FILE"
+      die "Cassandra exited while starting: $(grep -m1 -E 'ERROR|Exception|Error:' "$LOG_DIR/stdout.log" || tail -1 "$LOG_DIR/stdout.log") (log: $LOG_DIR/stdout.log)"
+    fi
+    if ((SECONDS - started > START_TIMEOUT_S)); then
+      kill -9 "$pid" 2>/dev/null || true
+      rm -f "$PID_FILE"
+      die "CQL did not answer on 127.0.0.1:$CQL_PORT within ${START_TIMEOUT_S}s; Cassandra stopped (log: $LOG_DIR/system.log)"
+    fi
+    sleep 0.5
+  done
+}
+
+# One start or stop at a time (a second caller waits for the first).
+lock() {
+  mkdir -p "$HOME_DIR"
+  exec 9>"$HOME_DIR/lock"
+  flock 9
+}
+
+start() {
+  lock
+  local pid
+  if pid="$(running_pid)"; then
+    wait_for_cql "$pid" "$SECONDS"
+    echo "cassandra: already running (pid $pid), CQL on 127.0.0.1:$CQL_PORT"
+    return 0
+  fi
+  if cql_answers; then
+    echo "cassandra: CQL already answers on 127.0.0.1:$CQL_PORT (a Cassandra this script did not start)"
+    return 0
+  fi
+  for port in "$CQL_PORT" "$STORAGE_PORT" "$JMX_PORT"; do
+    port_in_use "$port" && die "port $port on 127.0.0.1 is taken by another process (set KVT_CASSANDRA_PORT / _STORAGE_PORT / _JMX_PORT)"
+  done
+  local java
+  java="$(check_java)"
+  fetch
+  write_config
+  local options=()
+  mapfile -t options < <(jvm_options "$(cat "$CLASSPATH_FILE")")
+  local started=$SECONDS
+  # setsid: the daemon outlives this script and is not hit by a Ctrl-C meant for the caller.
+  # 9>&-: the daemon must not inherit the lock, or it would hold it for as long as it runs.
+  setsid nohup "$java" "${options[@]}" org.apache.cassandra.service.CassandraDaemon >"$LOG_DIR/stdout.log" 2>&1 </dev/null 9>&- &
+  pid=$!
+  echo "$pid" >"$PID_FILE"
+  wait_for_cql "$pid" "$started"
+  echo "cassandra: running (pid $pid), CQL on 127.0.0.1:$CQL_PORT, answered after $((SECONDS - started))s"
+}
+
+stop() {
+  lock
+  local pid
+  if ! pid="$(running_pid)"; then
+    rm -f "$PID_FILE"
+    echo "cassandra: not running"
+    return 0
+  fi
+  kill -TERM "$pid"
+  local waited=0
+  while kill -0 "$pid" 2>/dev/null; do
+    if ((waited >= 600)); then
+      kill -9 "$pid" 2>/dev/null || true
+      echo "cassandra: did not stop within 60s after SIGTERM; killed (pid $pid)" >&2
+      break
+    fi
+    sleep 0.1
+    waited=$((waited + 1))
+  done
+  rm -f "$PID_FILE"
+  echo "cassandra: stopped (pid $pid)"
+}
+
+status() {
+  local pid
+  if pid="$(running_pid)"; then
+    if cql_answers; then
+      echo "cassandra: running (pid $pid), CQL on 127.0.0.1:$CQL_PORT"
+      return 0
+    fi
+    echo "cassandra: starting (pid $pid), CQL not answering yet"
+    return 1
+  fi
+  if cql_answers; then
+    echo "cassandra: running (not started by this script), CQL on 127.0.0.1:$CQL_PORT"
+    return 0
+  fi
+  echo "cassandra: not running"
+  return 3
+}
+
+nodetool() {
+  [[ -s "$CLASSPATH_FILE" ]] || die "Cassandra has not been obtained yet (run: scripts/cassandra.sh start)"
+  local java
+  java="$(check_java)"
+  # The tools need the daemon's module flags too (the --add-exports/--add-opens lines).
+  local jpms=()
+  mapfile -t jpms < <(grep -E '^--add-' "$TEMPLATES/jvm17-server.options" | sed -E 's/^(--add-[a-z]+) +/\1\n/')
+  "$java" -Xmx256m "${jpms[@]}" -Dlogback.configurationFile="$TEMPLATES/logback-tools.xml" -cp "$(cat "$CLASSPATH_FILE")" \
+    org.apache.cassandra.tools.NodeTool -h 127.0.0.1 -p "$JMX_PORT" "$@"
+}
+
+case "${1:-}" in
+  start) start ;;
+  stop) stop ;;
+  status) status ;;
+  nodetool)
+    shift
+    nodetool "$@"
+    ;;
+  *)
+    echo "usage: scripts/cassandra.sh start|stop|status|nodetool ARGS…" >&2
+    exit 2
+    ;;
+esac
