@@ -8,6 +8,7 @@ import { helpText, OptionSpec, parseOptions, ParsedOptions, UsageError } from '.
 import { quietIpServernameWarning } from '../server-kit/tls';
 import { KeyValueTableFactory, KvtError, PageRevisionStore, Render, RenderBody, Serializers } from '../client';
 import { parseTablePath } from './cli';
+import { openArchive, parseArchiveTarget } from './cli-archive';
 import { exportRevisions, importRevisions } from './cli-pages-bulk';
 
 const ENV_PREFIX = 'KVT';
@@ -16,6 +17,12 @@ const CONNECTION: OptionSpec[] = [
   { flag: 'controller', env: 'CONTROLLER', kind: 'string', default: '127.0.0.1:9090', description: 'controller address host:port' },
   { flag: 'tls-ca', env: 'TLS_CA', kind: 'string', description: 'PEM CA file: connect over TLS, trusting this CA' },
   { flag: 'token', env: 'TOKEN', kind: 'string', description: 'bearer token (data token) — prefer the env variable' },
+];
+/** The archive tier of the pages (issue 32): reads fall through to it, culls and `archive` move renders into it. */
+const ARCHIVE: OptionSpec[] = [
+  { flag: 'archive', kind: 'string', description: 'archive tier: kvt:SCOPE/TABLE or cassandra:HOST:PORT/KEYSPACE (reads fall through to it; culled renders move into it)' },
+  { flag: 'consistency', kind: 'string', default: 'LOCAL_QUORUM', description: 'Cassandra consistency of archive reads and writes (cassandra: archives)' },
+  { flag: 'local-dc', kind: 'string', default: 'datacenter1', description: 'Cassandra local data center (cassandra: archives)' },
 ];
 const JSON_FLAG: OptionSpec = { flag: 'json', kind: 'bool', default: false, description: 'print JSON (bytes as base64 in *_b64 fields)' };
 
@@ -48,9 +55,11 @@ async function withStore<T>(tablePath: string, options: ParsedOptions, fn: (stor
   const factory = KeyValueTableFactory.withScope(scope, client);
   try {
     const kvt = factory.forKeyValueTable(table, { keySerializer: Serializers.bytes, valueSerializer: Serializers.bytes });
+    const archive = options.archive === undefined ? undefined : openArchive(parseArchiveTarget(String(options.archive)), options);
     try {
-      return await fn(new PageRevisionStore(kvt));
+      return await fn(new PageRevisionStore(kvt, { archive: archive?.store }));
     } finally {
+      await archive?.close();
       await kvt.close();
     }
   } finally {
@@ -158,6 +167,7 @@ export const PAGE_COMMANDS: Record<string, Command> = {
     summary: 'Stores a render of revision REV of page TITLE; prints its tid (a new time-based UUID unless --tid).',
     options: [
       ...CONNECTION,
+      ...ARCHIVE,
       { flag: 'file', kind: 'string', description: 'read the value from this file ("-": stdin); text when it is UTF-8, else bytes' },
       { flag: 'tid', kind: 'string', description: 'the render id: a time-based (v1) UUID' },
       { flag: 'headers', kind: 'string', description: 'headers as a JSON object of strings, e.g. {"content-type":"text/html"}' },
@@ -177,6 +187,7 @@ export const PAGE_COMMANDS: Record<string, Command> = {
     summary: "Prints a render's value (or one part): the latest of the page, of --rev N, or exactly --rev N --tid T (exit 1 when missing).",
     options: [
       ...CONNECTION,
+      ...ARCHIVE,
       { flag: 'rev', kind: 'int', min: 0, description: 'the revision (default: the latest)' },
       { flag: 'tid', kind: 'string', description: 'exactly this render of --rev' },
       { flag: 'part', kind: 'string', description: 'print this part instead of the value' },
@@ -190,6 +201,7 @@ export const PAGE_COMMANDS: Record<string, Command> = {
     summary: 'Lists the revisions of a page, newest first, one "REV<TAB>TID<TAB>BYTES" a line (paging through them all).',
     options: [
       ...CONNECTION,
+      ...ARCHIVE,
       { flag: 'limit', kind: 'int', min: 1, description: 'at most this many lines' },
       { flag: 'page-size', kind: 'int', min: 1, max: 1000, default: 100, description: 'revisions read per request' },
       { flag: 'all-renders', kind: 'bool', default: false, description: 'every render of every revision, not only the latest of each' },
@@ -208,21 +220,32 @@ export const PAGE_COMMANDS: Record<string, Command> = {
       'Progress bar on a terminal, a summary line at the end; a bad line stops the import with its line number,',
       'and no render is ever left half written.',
     ].join('\n'),
-    options: CONNECTION,
+    options: [...CONNECTION, ...ARCHIVE],
     args: [2, 2],
     run: ([, file], _o, store) => importRevisions(store, file),
   },
   export: {
     usage: 'kvt pages export SCOPE/TABLE [--title T]',
     summary: 'Writes every render (of one page, or of all) as JSON lines {"page", "rev", "tid", "ts", "text", …}; they import back byte for byte.',
-    options: [...CONNECTION, { flag: 'title', kind: 'string', description: 'only this page' }],
+    options: [...CONNECTION, ...ARCHIVE, { flag: 'title', kind: 'string', description: 'only this page' }],
     args: [1, 1],
     run: (_a, o, store) => exportRevisions(store, o.title === undefined ? undefined : String(o.title)),
+  },
+  archive: {
+    usage: 'kvt pages archive SCOPE/TABLE [TITLE] --archive (kvt:SCOPE/TABLE | cassandra:HOST:PORT/KEYSPACE)',
+    summary: "Moves a page's history (or every page's) to the archive: every render but the latest is archived, then removed from the hot table; `get` reads it from the archive.",
+    options: [...CONNECTION, ...ARCHIVE],
+    args: [1, 2],
+    async run([, title], o, store) {
+      if (o.archive === undefined) throw new UsageError('kvt pages archive needs --archive kvt:SCOPE/TABLE or cassandra:HOST:PORT/KEYSPACE');
+      const moved = await store.archiveHistory(title);
+      out(`archived ${moved.moved.toLocaleString('en-US')} renders of ${moved.pages.toLocaleString('en-US')} page(s)${moved.skipped > 0 ? `; ${moved.skipped} changed meanwhile and stay hot` : ''}`);
+    },
   },
 };
 
 function usage(): string {
-  const lines = ['Usage: kvt pages <put | get | list | import | export> SCOPE/TABLE …', ''];
+  const lines = ['Usage: kvt pages <put | get | list | import | export | archive> SCOPE/TABLE …', ''];
   for (const c of Object.values(PAGE_COMMANDS)) lines.push(`  ${c.usage}`, `      ${c.summary.split('\n')[0]}`);
   return lines.join('\n');
 }

@@ -7,7 +7,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import * as path from 'node:path';
 import { BatchEntry, Peer, VersionedValue, repoRoot } from './peer';
 
-interface KeyValueMsg {
+export interface KeyValueMsg {
   key: Buffer;
   value: Buffer;
   modRevision: number;
@@ -20,7 +20,7 @@ interface TxnResponseMsg {
   succeeded: boolean;
 }
 type Unary<Req, Res> = (req: Req, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: Res) => void) => void;
-interface KvClient extends grpc.Client {
+export interface KvClient extends grpc.Client {
   range: Unary<object, RangeResponseMsg>;
   put: Unary<object, object>;
   txn: Unary<object, TxnResponseMsg>;
@@ -32,7 +32,7 @@ const TARGET_MOD = 2;
 
 let kvConstructor: grpc.ServiceClientConstructor | undefined;
 
-function loadKvService(): grpc.ServiceClientConstructor {
+export function loadKvService(): grpc.ServiceClientConstructor {
   if (kvConstructor) return kvConstructor;
   const file = path.join(repoRoot(), 'bench', 'peers', 'etcd', 'rpc.proto');
   const def = protoLoader.loadSync(file, { keepCase: false, longs: Number, defaults: true, oneofs: true });
@@ -41,7 +41,7 @@ function loadKvService(): grpc.ServiceClientConstructor {
   return kvConstructor;
 }
 
-function call<Req, Res>(fn: Unary<Req, Res>, client: KvClient, req: Req): Promise<Res> {
+export function call<Req, Res>(fn: Unary<Req, Res>, client: KvClient, req: Req): Promise<Res> {
   return new Promise((resolve, reject) => {
     fn.call(client, req, { deadline: Date.now() + DEADLINE_MS }, (err, res) => (err ? reject(err) : resolve(res)));
   });

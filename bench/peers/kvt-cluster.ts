@@ -37,6 +37,8 @@ export interface KvtCluster {
   readonly pids: number[];
   /** pid → "controller" / "segmentstore-<i>". */
   readonly roles: ReadonlyMap<number, string>;
+  /** The segment stores' pids and data directories, in store order. */
+  readonly stores: readonly { pid: number; dataDir: string }[];
   stop(): Promise<void>;
 }
 
@@ -71,8 +73,10 @@ export async function startKvtCluster(options: KvtClusterOptions = {}): Promise<
     const ctl = spawnKvt(['controller', '--port', '0', '--data-dir', path.join(root, 'controller')], options.profileDir);
     procs.push(ctl);
     const controller = `127.0.0.1:${await readyPort(ctl, 'controller started', timeoutMs)}`;
+    const dirs: string[] = [];
     for (let i = 0; i < (options.segmentStores ?? DEFAULT_SEGMENT_STORES); i++) {
       const dir = path.join(root, `segmentstore-${i}`);
+      dirs.push(dir);
       procs.push(spawnKvt(['segmentstore', '--port', '0', '--data-dir', dir, '--controller', controller], options.profileDir));
     }
     for (const s of procs.slice(1)) {
@@ -81,7 +85,8 @@ export async function startKvtCluster(options: KvtClusterOptions = {}): Promise<
     }
     const pids = procs.map((p) => p.child.pid!);
     const roles = new Map(pids.map((pid, i) => [pid, i === 0 ? 'controller' : `segmentstore-${i - 1}`] as const));
-    return { controller, pids, roles, stop };
+    const stores = dirs.map((dataDir, i) => ({ pid: pids[i + 1], dataDir }));
+    return { controller, pids, roles, stores, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { InvalidArgumentError, ObjectClosedError } from '../errors';
 import type { KeyValueTable } from '../key-value-table';
+import { Archiver, fromArchive, MovedHistory } from './archiving';
 import { after, KIND, positionOf, readPosition, recordKey, revisionPrefix } from './key-layout';
 import { ListMode, PageTokens } from './page-token';
 import { encodeRender } from './render-codec';
@@ -25,10 +26,16 @@ const LIST_SCAN_PAGE = 256;
 
 type Table = KeyValueTable<Uint8Array, Uint8Array>;
 
-function checkOptions(options: PageRevisionStoreOptions): Required<Omit<PageRevisionStoreOptions, 'render' | 'tokenSecret'>> & Pick<PageRevisionStoreOptions, 'render'> & { tokenSecret: Uint8Array } {
+function checkOptions(
+  options: PageRevisionStoreOptions,
+): Required<Omit<PageRevisionStoreOptions, 'render' | 'tokenSecret' | 'archive'>> & Pick<PageRevisionStoreOptions, 'render' | 'archive'> & { tokenSecret: Uint8Array } {
   if (options === null || typeof options !== 'object') throw new InvalidArgumentError(`PageRevisionStore options must be an object, got ${options === null ? 'null' : typeof options}`);
   const clock = options.clock ?? Date.now;
   if (typeof clock !== 'function') throw new InvalidArgumentError(`clock must be a function returning milliseconds, got ${typeof clock}`);
+  const archive = options.archive;
+  if (archive !== undefined && (archive === null || typeof archive !== 'object' || typeof archive.append !== 'function' || typeof archive.get !== 'function')) {
+    throw new InvalidArgumentError('archive must be an ArchiveStore (KvtArchiveStore, CassandraArchiveStore or another with append and get)');
+  }
   if (options.render !== undefined && typeof options.render !== 'function')
     throw new InvalidArgumentError(`render must be a function (title, rev) => Promise<render | null>, got ${typeof options.render}`);
   const secret = options.tokenSecret ?? randomBytes(32);
@@ -38,6 +45,7 @@ function checkOptions(options: PageRevisionStoreOptions): Required<Omit<PageRevi
     historicalTtlMs: checkDuration('historicalTtlMs', options.historicalTtlMs ?? DEFAULT_HISTORICAL_TTL_MS),
     clock,
     render: options.render,
+    archive,
     tokenSecret: typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret,
   };
 }
@@ -63,6 +71,7 @@ export class PageRevisionStore implements AsyncDisposable {
   private readonly options: ReturnType<typeof checkOptions>;
   private readonly reader: RenderReader;
   private readonly writer: RenderWriter;
+  private readonly archiver: Archiver | undefined;
   private readonly tids: TimeUuidGenerator;
   private readonly tokens: PageTokens;
   /** Renders under way for a miss, by title and rev: concurrent misses share one. */
@@ -77,7 +86,8 @@ export class PageRevisionStore implements AsyncDisposable {
     if (table === null || typeof table !== 'object' || typeof table.entryIterator !== 'function') throw new InvalidArgumentError('PageRevisionStore needs a KeyValueTable of bytes keys and values');
     this.options = checkOptions(options);
     this.reader = new RenderReader(table, this.options.clock);
-    this.writer = new RenderWriter(table, this.options.clock, this.options.recencyWindowMs);
+    this.archiver = this.options.archive ? new Archiver(table, this.reader, this.options.archive) : undefined;
+    this.writer = new RenderWriter(table, this.options.clock, this.options.recencyWindowMs, this.archiver);
     this.tids = new TimeUuidGenerator(this.options.clock);
     this.tokens = new PageTokens(this.options.tokenSecret);
   }
@@ -120,8 +130,10 @@ export class PageRevisionStore implements AsyncDisposable {
       if (hot.length > 0) return this.reader.decode(title, hot[0]);
       return this.reader.firstLive(title, await this.reader.firstPage(title, { prefix: revisionPrefix(KIND.HISTORICAL, rev), maxKeysAtOnce: 16 }));
     });
-    if (found || !this.options.render) return found;
-    return this.renderMissing(title, rev);
+    if (found) return found;
+    const archived = await this.options.archive?.get(title, rev);
+    if (archived) return fromArchive(archived);
+    return this.options.render ? this.renderMissing(title, rev) : null;
   }
 
   /** One render, exactly (hot or historical); null when absent. Never calls `render`. */
@@ -130,13 +142,36 @@ export class PageRevisionStore implements AsyncDisposable {
     checkTitle(title);
     checkRev(rev);
     const position = positionOf(rev, checkTid(tid));
-    return this.reader.read(title, async () => {
+    const found = await this.reader.read(title, async () => {
       const entries = await this.table.getAll(title, [recordKey(KIND.RENDER, position), recordKey(KIND.HISTORICAL, position)]);
       return this.reader.firstLive(
         title,
         entries.filter((e) => e !== null),
       );
     });
+    if (found || !this.options.archive) return found;
+    const archived = await this.options.archive.get(title, rev, tid);
+    return archived ? fromArchive(archived) : null;
+  }
+
+  /**
+   * Moves a page's history to the archive: every render but the latest is appended to the archive
+   * and then removed from the hot table (reads find it in the archive from then on). Without
+   * `title`, every page of the table. Needs the `archive` option.
+   * @throws InvalidArgumentError when the store has no archive.
+   */
+  async archiveHistory(title?: string): Promise<MovedHistory & { pages: number }> {
+    this.checkOpen();
+    if (!this.archiver) throw new InvalidArgumentError('archiveHistory needs a PageRevisionStore with an archive (the archive option)');
+    const titles = title === undefined ? this.titles() : [checkTitle(title)];
+    const total = { pages: 0, moved: 0, skipped: 0 };
+    for await (const t of titles) {
+      const moved = await this.archiver.moveHistory(t);
+      total.pages++;
+      total.moved += moved.moved;
+      total.skipped += moved.skipped;
+    }
+    return total;
   }
 
   /**

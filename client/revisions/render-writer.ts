@@ -19,6 +19,7 @@ import { MAX_BATCH_BYTES, MAX_BATCH_ITEMS } from '../limits';
 import type { TableModification } from '../types';
 import { Version } from '../version';
 import { RenderExistsError } from './errors';
+import type { Archiver } from './archiving';
 import { after, chunkKey, keyOf, KIND, recordKey } from './key-layout';
 import { EncodedRender } from './render-codec';
 import { CULL_MAX_ITEMS, headUpdate, planCull, readTimeline, supersessionOf } from './retention';
@@ -58,6 +59,8 @@ export class RenderWriter {
     private readonly table: Table,
     private readonly clock: () => number,
     private readonly windowMs: number,
+    /** With an archive: what a cull removes is archived first (archiving.ts). */
+    private readonly archiver?: Archiver,
   ) {}
 
   /**
@@ -141,7 +144,9 @@ export class RenderWriter {
     const cutoff = now - this.windowMs;
     const [latest, timeline] = await Promise.all([this.latestPosition(target.title), readTimeline(this.table, target.title, cutoff)]);
     const { entry, late } = supersessionOf(latest, target.position, now);
-    const culls = cull ? planCull(timeline, cutoff, target.position) : [];
+    let culls = cull ? planCull(timeline, cutoff, target.position) : [];
+    // With an archive, a cull removes only what the archive has acknowledged; else it waits for a later write.
+    if (culls.length > 0 && this.archiver && !(await this.archiver.archiveCulled(target.title, culls))) culls = [];
     const mods: Modification[] = [...culls];
     let headIndex = -1;
     if (culls.length > 0 || late) {

@@ -1,4 +1,5 @@
 /** The public shapes of the page revision layer (DESIGN §4, §7). */
+import type { ArchiveStore } from '../archive';
 
 /** A body of a render: text (stored as UTF-8, read back as a string) or bytes (read back as a Buffer). */
 export type RenderBody = string | Uint8Array;
@@ -88,4 +89,10 @@ export interface PageRevisionStoreOptions {
    * tokens. @default 32 random bytes (tokens are valid for this store object only)
    */
   tokenSecret?: string | Uint8Array;
+  /**
+   * An archive tier (KvtArchiveStore, CassandraArchiveStore): what a cull removes is appended to it
+   * first and removed from the hot table only once the archive acknowledged it; getRevision and
+   * getRender read it when the hot table has no such render (before `render` is asked).
+   */
+  archive?: ArchiveStore;
 }

@@ -71,7 +71,7 @@ describe('kvt pages', () => {
     expect(top.stdout).toContain('pages');
     const pages = await kvt(['pages', '--help']);
     expect(pages.code).toBe(0);
-    for (const c of ['put', 'get', 'list', 'import', 'export']) expect(pages.stdout).toContain(`kvt pages ${c} SCOPE/TABLE`);
+    for (const c of ['put', 'get', 'list', 'import', 'export', 'archive']) expect(pages.stdout).toContain(`kvt pages ${c} SCOPE/TABLE`);
     const help = await kvt(['pages', 'import', '--help']);
     expect(help.stdout).toContain('deterministically, so importing the same file again writes the same renders (idempotent)');
     const bad = await kvt(['pages', 'get', 'wiki/x', 'P', '--tid', 'x']);
@@ -178,5 +178,22 @@ describe('kvt pages', () => {
     const notJson = path.join(dir.path, 'not.jsonl');
     writeLines(notJson, ['{"page": "P", "rev": 9, "ts": 1, "text": "ok"}', '{oops']);
     expect((await kvt(['pages', 'import', t, notJson])).stderr).toBe('kvt pages import: line 2: not valid JSON (1 revision was imported, all from the lines before it; nothing after it)\n');
+  });
+
+  it('archive moves a page history into a kvt archive; get reads archived revisions through --archive', async () => {
+    const { path: pages, store } = await freshTable();
+    await manager.createKeyValueTable('wiki', 'archive1', { partitionCount: 2 });
+    for (let rev = 1; rev <= 5; rev++) await store.putRender({ title: 'Archived', rev, value: `text of revision ${rev}`, headers: { 'content-type': 'text/plain' } });
+    const noArchive = await kvt(['pages', 'archive', pages, 'Archived']);
+    expect([noArchive.code, noArchive.stderr]).toEqual([2, 'kvt pages archive: kvt pages archive needs --archive kvt:SCOPE/TABLE or cassandra:HOST:PORT/KEYSPACE\n']);
+    const badSpec = await kvt(['pages', 'get', pages, 'Archived', '--archive', 'tape:drive0']);
+    expect(badSpec.code).toBe(2);
+    expect(badSpec.stderr).toContain('archive must be written kvt:SCOPE/TABLE or cassandra:HOST:PORT/KEYSPACE; got "tape:drive0"');
+    const moved = await kvt(['pages', 'archive', pages, 'Archived', '--archive', 'kvt:wiki/archive1']);
+    expect([moved.code, moved.stdout]).toEqual([0, 'archived 4 renders of 1 page(s)\n']);
+    // Gone from the hot table: only the archive has revision 2 now.
+    expect(await kvt(['pages', 'get', pages, 'Archived', '--rev', '2'])).toMatchObject({ code: 1 });
+    expect(await kvt(['pages', 'get', pages, 'Archived', '--rev', '2', '--archive', 'kvt:wiki/archive1'])).toEqual({ code: 0, stdout: 'text of revision 2\n', stderr: '' });
+    expect(await kvt(['pages', 'get', pages, 'Archived', '--archive', 'kvt:wiki/archive1'])).toEqual({ code: 0, stdout: 'text of revision 5\n', stderr: '' });
   });
 });

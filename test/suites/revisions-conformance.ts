@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe } from 'vitest';
 import { PageRevisionStore } from '../../client';
+import { archiveSuite } from './revisions-archive';
 import { basicsSuite } from './revisions-basics';
 import { FakeClock, RevisionsSuiteContext, RevisionsTarget } from './revisions-context';
 import { historicalSuite } from './revisions-historical';
@@ -38,5 +39,6 @@ export function revisionsConformance(name: string, start: () => Promise<Revision
     historicalSuite(ctx);
     largeSuite(ctx);
     sharedDataSuite(ctx);
+    archiveSuite(ctx);
   });
 }

@@ -1,0 +1,261 @@
+/**
+ * `npm run bench:revisions`: PageRevisionStore (issue 31) against etcd in one run, on the shared
+ * page history (../shared/data/rust-book-revisions.jsonl.gz).
+ *
+ * - import: every revision of the history, pages in parallel (each page's revisions in order), in MB/s
+ *   of raw text; etcd stores the same renders under `title/rev/tid` (etcd-pages.ts);
+ * - getLatest at 64 callers over uniformly random pages, in rounds that alternate the peers;
+ * - getLatest latency while the cluster serves a mixed open-loop load (90% getLatest, 10% new
+ *   revisions) at a fixed rate, each latency measured from the operation's intended start;
+ * - the hot table's bytes per revision after the import (the segment stores' LevelDB directories).
+ * Writes bench/results/revisions-<time>.json and bench/revisions/report.md. Flags: --quick (the first
+ * 1,500 revisions, short rounds), --callers N (64), --import-callers N (32), --rate N (1,000 ops/s).
+ */
+import { randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { KeyValueTableFactory, KeyValueTableManager, PageRevisionStore, Serializers } from '../../client';
+import { byPage, loadRenders, rawBytesOf, TextRender } from '../archive/data';
+import { parseIntegerFlag } from '../core/flags';
+import { LatencySummary, newLatencyHistogram, recordMs, summarize } from '../core/latency';
+import { ensureEtcdInstalled, startEtcd } from '../peers/etcd-node';
+import { startKvtCluster } from '../peers/kvt-cluster';
+import { repoRoot } from '../peers/peer';
+import { EtcdPages } from './etcd-pages';
+import { RevisionsBenchResult, writeRevisionsReport } from './report';
+
+/** The whole run must end within this. */
+const DEADLINE_MS = 30 * 60_000;
+/** Share of new revisions in the mixed load. */
+const WRITE_SHARE = 0.1;
+
+/** A render to write: a new revision of the mixed load has no tid yet (the peer makes one). */
+type PageWrite = Omit<TextRender, 'tid'> & { tid?: string };
+
+/** What each peer does in the benchmark. */
+interface PagesPeer {
+  name: 'kvt' | 'etcd';
+  put(r: PageWrite): Promise<void>;
+  latest(title: string): Promise<boolean>;
+}
+
+interface Settings {
+  quick: boolean;
+  callers: number;
+  importCallers: number;
+  rate: number;
+  roundMs: number;
+  rounds: number;
+  mixedMs: number;
+}
+
+function settingsFrom(argv: string[]): Settings {
+  const quick = argv.includes('--quick');
+  const flag = (name: string, dflt: number, min: number, max: number): number => {
+    const i = argv.indexOf(name);
+    return i < 0 ? dflt : parseIntegerFlag(name, argv[i + 1], min, max);
+  };
+  return {
+    quick,
+    callers: flag('--callers', 64, 1, 1024),
+    importCallers: flag('--import-callers', 32, 1, 256),
+    rate: flag('--rate', 1000, 1, 20_000),
+    roundMs: quick ? 2000 : 4000,
+    rounds: quick ? 2 : 4,
+    mixedMs: quick ? 5000 : 15_000,
+  };
+}
+
+function checkDeadline(deadline: number, what: string): void {
+  if (Date.now() > deadline) throw new Error(`the revisions benchmark ran past its ${DEADLINE_MS / 60_000} minutes during ${what}`);
+}
+
+/** Imports every page, `callers` pages at once, each page's revisions in order; resolves seconds taken. */
+async function importAll(peer: PagesPeer, pages: TextRender[][], callers: number, deadline: number): Promise<number> {
+  const started = performance.now();
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < pages.length) {
+      const page = pages[next++];
+      for (const r of page) {
+        checkDeadline(deadline, `the ${peer.name} import`);
+        await peer.put(r);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(callers, pages.length) }, worker));
+  return (performance.now() - started) / 1000;
+}
+
+/** One closed-loop round of getLatest by `callers` callers for `ms`; resolves completed reads. */
+async function latestRound(peer: PagesPeer, titles: string[], callers: number, ms: number, histogram = newLatencyHistogram()): Promise<number> {
+  const end = performance.now() + ms;
+  let done = 0;
+  const worker = async (): Promise<void> => {
+    while (performance.now() < end) {
+      const title = titles[Math.floor(Math.random() * titles.length)];
+      const t0 = performance.now();
+      if (!(await peer.latest(title))) throw new Error(`${peer.name}: no latest render of ${title}`);
+      recordMs(histogram, performance.now() - t0);
+      done++;
+    }
+  };
+  await Promise.all(Array.from({ length: callers }, worker));
+  return done;
+}
+
+/** The open-loop mixed load: `rate` operations a second for `ms`, 10% new revisions; getLatest latencies from intended starts. */
+async function mixedLoad(peer: PagesPeer, pages: Map<string, TextRender[]>, rate: number, ms: number): Promise<{ reads: LatencySummary; writes: LatencySummary; late: number }> {
+  const titles = [...pages.keys()];
+  const nextRev = new Map(titles.map((t) => [t, Math.max(...pages.get(t)!.map((r) => r.rev)) + 1_000_000]));
+  const reads = newLatencyHistogram();
+  const writes = newLatencyHistogram();
+  const total = Math.floor((rate * ms) / 1000);
+  const start = performance.now();
+  const inFlight = new Set<Promise<void>>();
+  let late = 0;
+  for (let i = 0; i < total; i++) {
+    const intended = start + (i * 1000) / rate;
+    const wait = intended - performance.now();
+    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+    if (performance.now() - intended > 100) late++;
+    const title = titles[Math.floor(Math.random() * titles.length)];
+    const op =
+      Math.random() < WRITE_SHARE
+        ? (() => {
+            const history = pages.get(title)!;
+            const rev = nextRev.get(title)!;
+            nextRev.set(title, rev + 1);
+            const body = history[Math.floor(Math.random() * history.length)];
+            return peer.put({ title, rev, value: body.value, headers: body.headers }).then(() => recordMs(writes, performance.now() - intended));
+          })()
+        : peer.latest(title).then(() => recordMs(reads, performance.now() - intended));
+    const tracked: Promise<void> = op.finally(() => inFlight.delete(tracked));
+    inFlight.add(tracked);
+  }
+  await Promise.all(inFlight);
+  return { reads: summarize(reads), writes: summarize(writes), late };
+}
+
+/** Bytes of the files in `dir` and below, split into LevelDB tables and everything else. */
+function levelDbBytes(dir: string): { tables: number; other: number } {
+  const out = { tables: 0, other: 0 };
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) {
+      const sub = levelDbBytes(p);
+      out.tables += sub.tables;
+      out.other += sub.other;
+    } else if (e.name.endsWith('.ldb') || e.name.endsWith('.sst')) out.tables += fs.statSync(p).size;
+    else out.other += fs.statSync(p).size;
+  }
+  return out;
+}
+
+async function main(): Promise<void> {
+  const s = settingsFrom(process.argv.slice(2));
+  const deadline = Date.now() + DEADLINE_MS;
+  const log = (line: string): void => console.log(`[bench:revisions] ${line}`);
+  const renders = await loadRenders(s.quick ? 1500 : Infinity);
+  const pages = byPage(renders);
+  const titles = [...pages.keys()];
+  const rawBytes = rawBytesOf(renders);
+  log(`${renders.length} revisions of ${pages.size} pages, ${(rawBytes / 1e6).toFixed(1)} MB raw`);
+
+  const etcdVersionLine = ensureEtcdInstalled(log);
+  if (!etcdVersionLine) throw new Error('etcd is not installed and scripts/install-etcd.sh could not install it');
+  const cluster = await startKvtCluster();
+  const etcd = await startEtcd();
+  const manager = new KeyValueTableManager({ controller: cluster.controller });
+  const factory = KeyValueTableFactory.withScope('bench', { controller: cluster.controller });
+  const etcdPages = new EtcdPages(etcd.endpoint);
+  try {
+    await manager.createScope('bench');
+    await manager.createKeyValueTable('bench', 'pages', { partitionCount: 8 });
+    const table = factory.forKeyValueTable('pages', { keySerializer: Serializers.bytes, valueSerializer: Serializers.bytes });
+    const store = new PageRevisionStore(table);
+    const kvt: PagesPeer = {
+      name: 'kvt',
+      put: async (r) => {
+        await store.putRender({ title: r.title, rev: r.rev, tid: r.tid, value: r.value, headers: r.headers });
+      },
+      latest: async (title) => (await store.getLatest(title)) !== null,
+    };
+    const etcdPeer: PagesPeer = {
+      name: 'etcd',
+      put: (r) => etcdPages.put(r.title, r.rev, r.tid ?? randomUUID(), r.value, r.headers),
+      latest: async (title) => (await etcdPages.latest(title)) !== null,
+    };
+    const peers = [kvt, etcdPeer];
+
+    const imports: Record<string, number> = {};
+    for (const peer of peers) {
+      const seconds = await importAll(peer, [...pages.values()], s.importCallers, deadline);
+      imports[peer.name] = rawBytes / 1e6 / seconds;
+      log(`import ${peer.name}: ${seconds.toFixed(1)} s, ${imports[peer.name].toFixed(1)} MB/s`);
+    }
+    // Let the stores apply their durable logs to LevelDB before their directories are measured.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const disk = cluster.stores.map((st) => levelDbBytes(path.join(st.dataDir, 'leveldb')));
+    const hotBytes = disk.reduce((n, d) => n + d.tables + d.other, 0);
+    log(`hot table: ${(hotBytes / renders.length).toFixed(0)} bytes per revision on disk (${(hotBytes / 1e6).toFixed(1)} MB)`);
+
+    const latest: Record<string, { reads: number; seconds: number; latency: ReturnType<typeof newLatencyHistogram> }> = {};
+    for (const peer of peers) latest[peer.name] = { reads: 0, seconds: 0, latency: newLatencyHistogram() };
+    for (const peer of peers) await latestRound(peer, titles, s.callers, 500); // warm-up
+    for (let round = 0; round < s.rounds; round++) {
+      // Each round is led by another peer, so the machine's drift falls on both alike.
+      for (const peer of round % 2 === 0 ? peers : [...peers].reverse()) {
+        checkDeadline(deadline, 'getLatest');
+        latest[peer.name].reads += await latestRound(peer, titles, s.callers, s.roundMs, latest[peer.name].latency);
+        latest[peer.name].seconds += s.roundMs / 1000;
+      }
+    }
+    const getLatest = Object.fromEntries(peers.map((p) => [p.name, { perSecond: latest[p.name].reads / latest[p.name].seconds, latency: summarize(latest[p.name].latency) }]));
+    for (const p of peers) log(`getLatest ${p.name}: ${getLatest[p.name].perSecond.toFixed(0)}/s at ${s.callers} callers, p99 ${getLatest[p.name].latency.p99Ms} ms`);
+
+    const mixed: RevisionsBenchResult['mixed'] = {};
+    for (const peer of peers) {
+      checkDeadline(deadline, 'the mixed load');
+      mixed[peer.name] = await mixedLoad(peer, pages, s.rate, s.mixedMs);
+      log(`mixed ${peer.name} at ${s.rate}/s: getLatest p99 ${mixed[peer.name].reads.p99Ms} ms, new revision p99 ${mixed[peer.name].writes.p99Ms} ms`);
+    }
+
+    const result: RevisionsBenchResult = {
+      at: new Date().toISOString(),
+      quick: s.quick,
+      etcdVersion: etcdVersionLine,
+      revisions: renders.length,
+      pages: pages.size,
+      rawBytes,
+      callers: s.callers,
+      importCallers: s.importCallers,
+      rate: s.rate,
+      importMBps: imports,
+      hotBytesPerRevision: hotBytes / renders.length,
+      hotTableBytes: disk.reduce((n, d) => n + d.tables, 0),
+      hotOtherBytes: disk.reduce((n, d) => n + d.other, 0),
+      getLatest,
+      mixed,
+    };
+    const results = path.join(repoRoot(), 'bench', 'results');
+    fs.mkdirSync(results, { recursive: true });
+    const json = path.join(results, `revisions-${result.at.replace(/[:.]/g, '-')}.json`);
+    fs.writeFileSync(json, JSON.stringify(result, null, 2));
+    const report = writeRevisionsReport(result);
+    console.log(fs.readFileSync(report, 'utf8'));
+    log(`wrote ${path.relative(repoRoot(), json)} and ${path.relative(repoRoot(), report)}`);
+    await store.close();
+  } finally {
+    etcdPages.close();
+    await factory.close();
+    await manager.close();
+    await etcd.stop();
+    await cluster.stop();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(`bench:revisions failed: ${err instanceof Error ? err.stack : String(err)}`);
+  process.exit(1);
+});
