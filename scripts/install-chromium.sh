@@ -4,8 +4,15 @@
 # used). Idempotent: does nothing but print the version when /usr/bin/chromium is already there.
 set -euo pipefail
 
+# The first line of `chromium --version` (read whole: `| head -n 1` under pipefail can die of SIGPIPE).
+version() {
+  local v
+  v="$(/usr/bin/chromium --version 2>/dev/null)"
+  echo "${v%%$'\n'*}"
+}
+
 if [ -x /usr/bin/chromium ]; then
-  /usr/bin/chromium --version 2>/dev/null | head -n 1
+  version
   exit 0
 fi
 
@@ -21,4 +28,4 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends chromium fonts-dejavu-core
 
-/usr/bin/chromium --version 2>/dev/null | head -n 1
+version
