@@ -117,7 +117,9 @@ check_java() {
   local java version
   java="$(java_bin)"
   [[ -n "$java" ]] || die "no java found (set JAVA_HOME or put Java 17 on PATH)"
-  version="$("$java" -version 2>&1 | head -1 | sed -E 's/.*version "([0-9]+).*/\1/')"
+  # Read whole, then cut (a `| head -1` under pipefail can die of SIGPIPE).
+  version="$("$java" -version 2>&1)"
+  version="$(sed -nE '1s/.*version "([0-9]+).*/\1/p' <<<"$version")"
   [[ "$version" == "11" || "$version" == "17" ]] || die "Cassandra 5.0 runs on Java 11 or 17; $java is Java $version (set JAVA_HOME)"
   echo "$java"
 }
