@@ -124,15 +124,17 @@ describe('controller liveness', () => {
     using dir = tempDir('kvt-ctl-hb-');
     const port = await freePort();
     const controllerDir = path.join(dir.path, 'controller');
-    let controller = await startController(controllerDir, ['--port', String(port), '--heartbeat-interval-ms', '1000', '--store-timeout-ms', '5000']);
+    // The old interval is long enough for the controller to restart within it on a loaded machine
+    // (a heartbeat sent while it is down makes the store register again, which is not this path).
+    let controller = await startController(controllerDir, ['--port', String(port), '--heartbeat-interval-ms', '8000', '--store-timeout-ms', '30000']);
     const store = await startSegmentStore(path.join(dir.path, 's'), controller.address);
     try {
       await store.waitForLog('registered with controller');
       await controller.stop();
       controller = await startController(controllerDir, ['--port', String(port), '--heartbeat-interval-ms', '100', '--store-timeout-ms', '500']);
-      const changed = await store.waitForLog('heartbeat interval changed by the controller', 10_000);
+      const changed = await store.waitForLog('heartbeat interval changed by the controller', 20_000);
       expect(changed.heartbeatIntervalMs).toBe(100);
-      // The first heartbeat after the restart came at the old pace (up to 1 s), past the new 500 ms
+      // The first heartbeat after the restart came at the old pace (up to 8 s), past the new 500 ms
       // grace, so the store may have been marked dead once; at the old pace it would be marked dead
       // every second from then on.
       await new Promise((r) => setTimeout(r, 300));
