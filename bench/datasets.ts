@@ -5,7 +5,7 @@
  */
 import { keyName, ValueSource } from './core/keys';
 import { BatchEntry, Peer } from './peers/peer';
-import { BenchSettings, Dataset, SPACE } from './workloads';
+import { BenchSettings, Dataset, FAMILY_SIZE, familyKeyName, FIRST_KEY, SPACE } from './workloads';
 
 /** Entries per load request: under etcd's default 128 operations per Txn. */
 const CHUNK = 100;
@@ -64,6 +64,27 @@ async function loadFamilies(peer: Peer, s: BenchSettings, timeoutMs: number): Pr
   await runBounded(tasks, LOAD_CONCURRENCY, timeoutMs);
 }
 
+/** The `families` dataset: `s.families` families of {@link FAMILY_SIZE} keys, each written by one batch. */
+async function loadKeyFamilies(peer: Peer, s: BenchSettings, timeoutMs: number): Promise<void> {
+  const values = new ValueSource(s.valueBytes, 100_000);
+  const tasks = Array.from(
+    { length: s.families },
+    (_, f) => () =>
+      peer.putBatch(
+        keyName(SPACE.family, f),
+        Array.from({ length: FAMILY_SIZE }, (_, i) => ({ key: familyKeyName(i), value: values.at(f * FAMILY_SIZE + i) })),
+      ),
+  );
+  await runBounded(tasks, LOAD_CONCURRENCY, timeoutMs);
+}
+
+/** The `singles` dataset: `s.singleFamilies` families of one key each, written one put each (as W7 does). */
+async function loadSingleFamilies(peer: Peer, s: BenchSettings, timeoutMs: number): Promise<void> {
+  const values = new ValueSource(s.valueBytes, 200_000);
+  const tasks = Array.from({ length: s.singleFamilies }, (_, f) => () => peer.putInFamily(keyName(SPACE.single, f), FIRST_KEY, values.at(f)));
+  await runBounded(tasks, PUT_CONCURRENCY, timeoutMs);
+}
+
 /** Loads `dataset` through `peer`. */
 export async function loadDataset(peer: Peer, dataset: Dataset, s: BenchSettings, timeoutMs: number): Promise<void> {
   switch (dataset) {
@@ -73,5 +94,9 @@ export async function loadDataset(peer: Peer, dataset: Dataset, s: BenchSettings
       return loadKeys(peer, keyedEntries(SPACE.rmw, s.rmwKeys, s.valueBytes), timeoutMs);
     case 'scan':
       return loadFamilies(peer, s, timeoutMs);
+    case 'families':
+      return loadKeyFamilies(peer, s, timeoutMs);
+    case 'singles':
+      return loadSingleFamilies(peer, s, timeoutMs);
   }
 }

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --full] [--profile] [--only W1,W3] [--peers kvt,raw]`: runs W1–W6 against kvt,
+ * `npm run bench [-- --full] [--profile] [--only W1,W3] [--peers kvt,raw]`: runs W1–W9 against kvt,
  * etcd (etcd3 client and plain grpc-js) and raw LevelDB in one run, prints a table, and writes
  * bench/results/<timestamp>.json, bench/report.md and bench/report.svg.
  */
@@ -19,6 +19,8 @@ import { renderMarkdown } from './report/markdown';
 import { summarizeProfiles } from './report/profile-summary';
 import { renderSvg } from './report/svg';
 import { renderTable } from './report/terminal';
+import { parseIntegerFlag } from './core/flags';
+import { runScale, SCALE_DEFAULTS } from './scale';
 import { Session } from './session';
 import { BenchSettings, CASES, CaseSpec } from './workloads';
 
@@ -32,6 +34,8 @@ export const QUICK: BenchSettings = {
   rmwKeys: 10_000,
   scanFamilies: 8,
   scanFamilySize: 1_000,
+  families: 2_000,
+  singleFamilies: 10_000,
   w6Rate: 2_000,
   w6DurationMs: 3_000,
   valueBytes: 100,
@@ -47,6 +51,8 @@ export const FULL: BenchSettings = {
   peerWarmupMs: 3_000,
   maxOps: 20_000_000,
   scanFamilies: 50,
+  families: 10_000,
+  singleFamilies: 50_000,
   w6DurationMs: 30_000,
   rounds: 5,
   settleMs: 5_000,
@@ -65,6 +71,13 @@ interface Args {
   peers: PeerName[];
   /** Segment stores of the kvt cluster. */
   segmentStores: number;
+  /** Run the scale run (bench/scale.ts) instead of the workloads. */
+  scale: boolean;
+  scaleFamilies: number;
+  scaleSteps: number;
+  scaleTimeoutMinutes: number;
+  /** The checkout the scale run measures (another build); default this one. */
+  scaleRoot?: string;
 }
 
 const HELP = `usage: npm run bench -- [--full] [--profile] [--only W1,W3] [--peers kvt,etcd3,etcd-grpc,raw]
@@ -80,7 +93,17 @@ const HELP = `usage: npm run bench -- [--full] [--profile] [--only W1,W3] [--pee
   --keep-profiles N
               profile directories kept in bench/results after the run, the newest (default ${DEFAULT_KEEP_PROFILES});
               older ones are removed, the results' JSON files never
-  --report F  rewrite bench/report.md and report.svg from results file F without running`;
+  --report F  rewrite bench/report.md and report.svg from results file F without running
+  --scale     instead of the workloads, grow one kvt table to ${SCALE_DEFAULTS.families.toLocaleString('en-US')} key families of ${SCALE_DEFAULTS.entriesPerFamily} entries
+              in ${SCALE_DEFAULTS.steps} steps, measuring W7, W8, W9 and each store's RSS at each step (bench/scale-report.md)
+  --scale-families N
+              families at the end of the scale run (a smaller N runs it quickly)
+  --scale-steps N
+              steps of the scale run (default ${SCALE_DEFAULTS.steps})
+  --scale-timeout-min N
+              bound of the whole scale run in minutes (default ${SCALE_DEFAULTS.timeoutMinutes})
+  --scale-root DIR
+              run the scale run against the kvt checkout in DIR (built), e.g. the build before a change`;
 
 function parseArgs(argv: string[]): Args {
   const args: Args = {
@@ -90,6 +113,10 @@ function parseArgs(argv: string[]): Args {
     peers: [...PEER_NAMES],
     keepProfiles: DEFAULT_KEEP_PROFILES,
     segmentStores: DEFAULT_SEGMENT_STORES,
+    scale: false,
+    scaleFamilies: SCALE_DEFAULTS.families,
+    scaleSteps: SCALE_DEFAULTS.steps,
+    scaleTimeoutMinutes: SCALE_DEFAULTS.timeoutMinutes,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -99,6 +126,11 @@ function parseArgs(argv: string[]): Args {
     else if (a === '--report') args.report = argv[++i];
     else if (a === '--keep-profiles') args.keepProfiles = parseKeepProfiles(argv[++i]);
     else if (a === '--segment-stores') args.segmentStores = parseSegmentStores(argv[++i]);
+    else if (a === '--scale') args.scale = true;
+    else if (a === '--scale-families') args.scaleFamilies = parseIntegerFlag('--scale-families', argv[++i], 1, 100_000_000);
+    else if (a === '--scale-steps') args.scaleSteps = parseIntegerFlag('--scale-steps', argv[++i], 1, 100);
+    else if (a === '--scale-root') args.scaleRoot = argv[++i];
+    else if (a === '--scale-timeout-min') args.scaleTimeoutMinutes = parseIntegerFlag('--scale-timeout-min', argv[++i], 1, 24 * 60);
     else if (a === '--only') args.only = (argv[++i] ?? '').split(',').filter(Boolean);
     else if (a === '--peers') args.peers = (argv[++i] ?? '').split(',').filter(Boolean) as PeerName[];
     else if (a === '--help' || a === '-h') {
@@ -215,6 +247,20 @@ async function main(argv: string[]): Promise<void> {
   if (args.report) {
     const { targets: _old, ...run } = JSON.parse(fs.readFileSync(args.report, 'utf8')) as BenchRun & { targets?: unknown };
     return writeOutputs(run, args.report);
+  }
+  if (args.scale) {
+    await runScale({
+      families: args.scaleFamilies,
+      steps: args.scaleSteps,
+      entriesPerFamily: SCALE_DEFAULTS.entriesPerFamily,
+      segmentStores: args.segmentStores,
+      callers: SCALE_DEFAULTS.callers,
+      phaseMs: SCALE_DEFAULTS.phaseMs,
+      timeoutMs: args.scaleTimeoutMinutes * 60_000,
+      root: args.scaleRoot,
+      log,
+    });
+    return;
   }
   const s = args.full ? FULL : QUICK;
   const started = Date.now();

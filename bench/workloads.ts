@@ -4,7 +4,9 @@
  * 64 callers, uniform and zipfian(0.99); W3 read-modify-write with a conditional replace (etcd: Txn
  * on mod_revision), zipfian over 10k keys; W4 atomic batch of 100 puts in one family (etcd: one Txn);
  * W5 ordered scan of 1,000-entry families (etcd: prefix range); W6 YCSB-A (50% read, 50% update,
- * zipfian) at a fixed rate with coordinated-omission-corrected latencies.
+ * zipfian) at a fixed rate with coordinated-omission-corrected latencies. Key families at scale
+ * (issue 37): W7 one key into each new family, W8 a new key into an existing family, W9 point gets in
+ * families of 100 keys, uniform and zipfian (etcd and raw LevelDB: keys under a family prefix).
  */
 import { KeyChooser, keyName, uniformChooser, ValueSource, zipfianChooser } from './core/keys';
 import { Operation } from './core/runner';
@@ -22,6 +24,10 @@ export interface BenchSettings {
   rmwKeys: number;
   scanFamilies: number;
   scanFamilySize: number;
+  /** Families of the `families` dataset (W9), {@link FAMILY_SIZE} keys each. */
+  families: number;
+  /** Families of the `singles` dataset (W8), one key each, as W7 leaves them. */
+  singleFamilies: number;
   w6Rate: number;
   w6DurationMs: number;
   valueBytes: number;
@@ -37,7 +43,10 @@ export interface BenchSettings {
 }
 
 /** Data a case needs loaded first (once per server). */
-export type Dataset = 'points' | 'rmw' | 'scan';
+export type Dataset = 'points' | 'rmw' | 'scan' | 'families' | 'singles';
+
+/** Keys in each family of the `families` dataset (W9). */
+export const FAMILY_SIZE = 100;
 
 /** How a case drives load. */
 export type Shape = { kind: 'closed'; concurrency: number } | { kind: 'fixed' };
@@ -58,7 +67,15 @@ export interface CaseSpec {
 }
 
 /** Key spaces: point keys (W2, W6), RMW keys (W3), W1's own, and scan/batch families. */
-export const SPACE = { point: 'p', rmw: 'r', w1: 'w', scanFamily: 'scan', batchFamily: 'batch' } as const;
+export const SPACE = { point: 'p', rmw: 'r', w1: 'w', scanFamily: 'scan', batchFamily: 'batch', family: 'fam', familyKey: 'e', newFamily: 'new', single: 'one' } as const;
+
+/** The one key each family of the `singles` dataset starts with, and the key W7 writes. */
+export const FIRST_KEY = 'k000';
+
+/** The key of entry `i` of a family of the `families` dataset. */
+export function familyKeyName(i: number): string {
+  return keyName(SPACE.familyKey, i);
+}
 
 function putCase(concurrency: number): CaseSpec {
   return {
@@ -182,5 +199,85 @@ const ycsbACase: CaseSpec = {
   },
 };
 
+/**
+ * W7: each put creates a family (a name never used before: the round's seed, the caller and a count),
+ * one 4-byte key in it. What a new page (issue 8) or document (issue 10) costs.
+ */
+const newFamilyCase: CaseSpec = {
+  id: 'W7',
+  workload: 'W7',
+  title: 'one key into each new family, 64 callers',
+  unit: 'puts',
+  shape: { kind: 'closed', concurrency: 64 },
+  operation(peer, s) {
+    const values = new ValueSource(s.valueBytes);
+    const counts = new Map<number, number>();
+    return async (caller, rand) => {
+      const n = counts.get(caller) ?? 0;
+      counts.set(caller, n + 1);
+      await peer.putInFamily(`${SPACE.newFamily}-${s.seed ?? 1}-${caller}-${n}`, FIRST_KEY, values.pick(rand));
+      return 1;
+    };
+  },
+};
+
+/**
+ * W8: a key never used before into a family of the `singles` dataset (families of one key, as W7
+ * leaves them; they grow as W8 runs), chosen uniformly.
+ */
+const newKeyCase: CaseSpec = {
+  id: 'W8',
+  workload: 'W8',
+  title: 'a new key into an existing family, 64 callers',
+  unit: 'puts',
+  dataset: 'singles',
+  shape: { kind: 'closed', concurrency: 64 },
+  operation(peer, s) {
+    const values = new ValueSource(s.valueBytes);
+    const choose = uniformChooser(s.singleFamilies);
+    const counts = new Map<number, number>();
+    return async (caller, rand) => {
+      const n = counts.get(caller) ?? 0;
+      counts.set(caller, n + 1);
+      await peer.putInFamily(keyName(SPACE.single, choose(rand)), `n-${s.seed ?? 1}-${caller}-${n}`, values.pick(rand));
+      return 1;
+    };
+  },
+};
+
+/** W9: a point get of a key of a family of the `families` dataset; the family uniform or zipfian, the key uniform. */
+function familyGetCase(distribution: 'uniform' | 'zipfian'): CaseSpec {
+  return {
+    id: `W9-${distribution === 'uniform' ? 'uni' : 'zipf'}`,
+    workload: 'W9',
+    title: `point get in families of ${FAMILY_SIZE} keys, ${distribution}, 64 callers`,
+    unit: 'gets',
+    dataset: 'families',
+    shape: { kind: 'closed', concurrency: 64 },
+    operation(peer, s, extra) {
+      const choose: KeyChooser = distribution === 'uniform' ? uniformChooser(s.families) : zipfianChooser(s.families);
+      extra.misses = 0;
+      return async (_c, rand) => {
+        const family = keyName(SPACE.family, choose(rand));
+        if ((await peer.getInFamily(family, familyKeyName(Math.floor(rand() * FAMILY_SIZE)))) === null) extra.misses++;
+        return 1;
+      };
+    },
+  };
+}
+
 /** Every case, in run order. */
-export const CASES: readonly CaseSpec[] = [putCase(64), putCase(256), getCase('uniform'), getCase('zipfian'), rmwCase, batchCase, scanCase, ycsbACase];
+export const CASES: readonly CaseSpec[] = [
+  putCase(64),
+  putCase(256),
+  getCase('uniform'),
+  getCase('zipfian'),
+  rmwCase,
+  batchCase,
+  scanCase,
+  ycsbACase,
+  newFamilyCase,
+  familyGetCase('uniform'),
+  familyGetCase('zipfian'),
+  newKeyCase,
+];

@@ -8,7 +8,7 @@ import { checkDistinctPorts, helpText, OptionSpec, parseOptions, UsageError } fr
 import { checkTlsFlags } from '../server-kit/tls';
 import type { LogLevel } from '../server-kit/log';
 import { DEFAULT_MAX_IN_FLIGHT_MB } from './service/in-flight-budget';
-import { DEFAULT_CHUNK_CACHE_BYTES, DEFAULT_LOG_APPLY_MS, DEFAULT_LOG_BYTES, DEFAULT_WRITE_BUFFER_BYTES } from './storage/segments/segment-state';
+import { DEFAULT_CHUNK_CACHE_BYTES, DEFAULT_DIRECTORY_CACHE_BYTES, DEFAULT_LOG_APPLY_MS, DEFAULT_LOG_BYTES, DEFAULT_WRITE_BUFFER_BYTES } from './storage/segments/segment-state';
 
 /** Effective configuration of one segment-store process. */
 export interface SegmentStoreConfig {
@@ -28,6 +28,8 @@ export interface SegmentStoreConfig {
   expirySweepIntervalMs: number;
   /** MiB of recently written key-family chunks kept in memory (writes to them need no read). @default 64 */
   chunkCacheMb: number;
+  /** MiB of key-family directories (the keys of a family's chunks) kept in memory. @default 16 */
+  directoryCacheMb: number;
   /** MiB LevelDB buffers in memory before writing a table file (its memtable). @default 64 */
   writeBufferMb: number;
   /** Largest MiB of the durable log that flushes are written to before LevelDB gets them; 0 = no log (each flush a synced LevelDB write). @default 256 */
@@ -63,6 +65,7 @@ export function defaultSegmentStoreConfig(): SegmentStoreConfig {
     logLevel: 'info',
     expirySweepIntervalMs: 1000,
     chunkCacheMb: DEFAULT_CHUNK_CACHE_BYTES / (1024 * 1024),
+    directoryCacheMb: DEFAULT_DIRECTORY_CACHE_BYTES / (1024 * 1024),
     writeBufferMb: DEFAULT_WRITE_BUFFER_BYTES / (1024 * 1024),
     durableLogMb: DEFAULT_LOG_BYTES / (1024 * 1024),
     durableLogApplyMs: DEFAULT_LOG_APPLY_MS,
@@ -92,6 +95,15 @@ export const SEGMENT_STORE_OPTIONS: readonly OptionSpec[] = [
     description: 'how often expired entries are removed (0 = never)',
   },
   { flag: 'chunk-cache-mb', env: 'CHUNK_CACHE_MB', kind: 'int', default: d.chunkCacheMb, min: 0, max: 1_048_576, description: 'MiB of recently written key-family chunks kept in memory' },
+  {
+    flag: 'directory-cache-mb',
+    env: 'DIRECTORY_CACHE_MB',
+    kind: 'int',
+    default: d.directoryCacheMb,
+    min: 0,
+    max: 1_048_576,
+    description: 'MiB of key-family directories (the keys of each family’s chunks) kept in memory',
+  },
   {
     flag: 'write-buffer-mb',
     env: 'WRITE_BUFFER_MB',
@@ -179,6 +191,7 @@ export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv 
     logLevel: logLevel as LogLevel,
     expirySweepIntervalMs: Number(o['expiry-sweep-interval-ms']),
     chunkCacheMb: Number(o['chunk-cache-mb']),
+    directoryCacheMb: Number(o['directory-cache-mb']),
     writeBufferMb: Number(o['write-buffer-mb']),
     durableLogMb: Number(o['durable-log-mb']),
     durableLogApplyMs: Number(o['durable-log-apply-ms']),

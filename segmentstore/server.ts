@@ -211,6 +211,7 @@ export class SegmentStoreServer {
       this.engineRef = await SegmentEngine.open(path.join(dataDir, 'leveldb'), {
         expirySweepIntervalMs: this.config.expirySweepIntervalMs,
         chunkCacheBytes: this.config.chunkCacheMb * 1024 * 1024,
+        directoryCacheBytes: this.config.directoryCacheMb * 1024 * 1024,
         writeBufferBytes: this.config.writeBufferMb * 1024 * 1024,
         logBytes: this.config.durableLogMb * 1024 * 1024,
         logApplyMs: this.config.durableLogApplyMs,

@@ -104,6 +104,15 @@ export class EtcdGrpcPeer implements Peer {
     await call(this.client.txn, this.client, { compare: [], success, failure: [] });
   }
 
+  async putInFamily(family: string, key: string, value: Buffer): Promise<void> {
+    await call(this.client.put, this.client, { key: Buffer.from(etcdFamilyKey(family, key)), value });
+  }
+
+  async getInFamily(family: string, key: string): Promise<Buffer | null> {
+    const res = await call(this.client.range, this.client, { key: Buffer.from(etcdFamilyKey(family, key)) });
+    return res.kvs[0]?.value ?? null;
+  }
+
   async putMany(entries: BatchEntry[]): Promise<void> {
     const success = entries.map((e) => ({ requestPut: { key: Buffer.from(e.key), value: e.value } }));
     await call(this.client.txn, this.client, { compare: [], success, failure: [] });

@@ -46,6 +46,14 @@ export class Etcd3Peer implements Peer {
     await this.client.kv.txn({ compare: [], success, failure: [] });
   }
 
+  async putInFamily(family: string, key: string, value: Buffer): Promise<void> {
+    await this.client.put(etcdFamilyKey(family, key)).value(value).exec();
+  }
+
+  async getInFamily(family: string, key: string): Promise<Buffer | null> {
+    return this.client.get(etcdFamilyKey(family, key)).buffer();
+  }
+
   async putMany(entries: BatchEntry[]): Promise<void> {
     const success = entries.map((e) => ({ request_put: { key: Buffer.from(e.key), value: e.value } }));
     await this.client.kv.txn({ compare: [], success, failure: [] });

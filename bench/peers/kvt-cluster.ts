@@ -29,6 +29,8 @@ export interface KvtClusterOptions {
   profileDir?: string;
   /** @default 30000 */
   readyTimeoutMs?: number;
+  /** The kvt checkout whose `bin/kvt.js` (and dist/) runs, e.g. a worktree of the build before (bench/ab.ts). @default this one */
+  root?: string;
 }
 
 /** A running cluster; `stop()` stops every process (stores first) and removes the data. */
@@ -47,10 +49,10 @@ interface Spawned {
   watcher: LineWatcher;
 }
 
-function spawnKvt(args: string[], profileDir?: string): Spawned {
+function spawnKvt(root: string, args: string[], profileDir?: string): Spawned {
   // Stores run with the node flags `kvt cluster` gives them, so the benchmark measures what users run.
   const nodeArgs = [...nodeFlagsFor(args), ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [])];
-  const child = killOnExit(spawn(process.execPath, [...nodeArgs, path.join(repoRoot(), 'bin', 'kvt.js'), ...args], { cwd: repoRoot(), stdio: ['ignore', 'pipe', 'pipe'] }));
+  const child = killOnExit(spawn(process.execPath, [...nodeArgs, path.join(root, 'bin', 'kvt.js'), ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] }));
   return { child, watcher: new LineWatcher(child, [child.stdout!, child.stderr!]) };
 }
 
@@ -62,6 +64,7 @@ async function readyPort(s: Spawned, msg: string, timeoutMs: number): Promise<nu
 /** Starts a controller and the segment stores and waits until all stores have registered. */
 export async function startKvtCluster(options: KvtClusterOptions = {}): Promise<KvtCluster> {
   const timeoutMs = options.readyTimeoutMs ?? 30_000;
+  const checkout = options.root ?? repoRoot();
   const root = makeTempDir('kvt');
   const procs: Spawned[] = [];
   const stop = async (): Promise<void> => {
@@ -70,14 +73,14 @@ export async function startKvtCluster(options: KvtClusterOptions = {}): Promise<
     removeDir(root);
   };
   try {
-    const ctl = spawnKvt(['controller', '--port', '0', '--data-dir', path.join(root, 'controller')], options.profileDir);
+    const ctl = spawnKvt(checkout, ['controller', '--port', '0', '--data-dir', path.join(root, 'controller')], options.profileDir);
     procs.push(ctl);
     const controller = `127.0.0.1:${await readyPort(ctl, 'controller started', timeoutMs)}`;
     const dirs: string[] = [];
     for (let i = 0; i < (options.segmentStores ?? DEFAULT_SEGMENT_STORES); i++) {
       const dir = path.join(root, `segmentstore-${i}`);
       dirs.push(dir);
-      procs.push(spawnKvt(['segmentstore', '--port', '0', '--data-dir', dir, '--controller', controller], options.profileDir));
+      procs.push(spawnKvt(checkout, ['segmentstore', '--port', '0', '--data-dir', dir, '--controller', controller], options.profileDir));
     }
     for (const s of procs.slice(1)) {
       await readyPort(s, 'segment store started', timeoutMs);

@@ -44,9 +44,9 @@ interface KvtClientModule {
   ConditionalTableUpdateError: new (...args: never[]) => Error;
 }
 
-/** Loads the compiled client, or throws saying why it is not usable yet. */
-export function loadKvtClient(): KvtClientModule {
-  const file = path.join(repoRoot(), 'dist', 'client', 'index.js');
+/** Loads the compiled client (of the checkout at `root`), or throws saying why it is not usable yet. */
+export function loadKvtClient(root = repoRoot()): KvtClientModule {
+  const file = path.join(root, 'dist', 'client', 'index.js');
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- deliberate late binding (see file comment)
   const mod = require(file) as Partial<KvtClientModule>;
   for (const name of ['KeyValueTableManager', 'KeyValueTableFactory', 'Serializers', 'Version', 'ConditionalTableUpdateError'] as const) {
@@ -63,6 +63,8 @@ function toBuffer(bytes: Uint8Array): Buffer {
 export interface KvtPeerOptions {
   /** @default 8 */
   partitionCount?: number;
+  /** The kvt checkout whose client to load (see KvtClusterOptions.root). @default this one */
+  root?: string;
 }
 
 /** kvt via KeyValueTableFactory → KeyValueTable<string, Uint8Array>. */
@@ -81,7 +83,7 @@ export class KvtPeer implements Peer {
 
   /** Creates scope `bench` and a fresh table on `cluster`, and opens it. */
   static async open(cluster: KvtCluster, options: KvtPeerOptions = {}): Promise<KvtPeer> {
-    const lib = loadKvtClient();
+    const lib = loadKvtClient(options.root);
     const manager = new lib.KeyValueTableManager({ controller: cluster.controller });
     const name = `bench-${Date.now()}`;
     try {
@@ -129,6 +131,15 @@ export class KvtPeer implements Peer {
       family,
       entries.map((e) => [e.key, e.value] as const),
     );
+  }
+
+  async putInFamily(family: string, key: string, value: Buffer): Promise<void> {
+    await this.table.put(family, key, value);
+  }
+
+  async getInFamily(family: string, key: string): Promise<Buffer | null> {
+    const e = await this.table.get(family, key);
+    return e ? toBuffer(e.value) : null;
   }
 
   async scanFamily(family: string): Promise<number> {

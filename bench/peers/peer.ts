@@ -37,6 +37,10 @@ export interface Peer {
   replaceIf(key: string, value: Buffer, version: string | null): Promise<boolean>;
   /** Atomically writes all entries into one family. */
   putBatch(family: string, entries: BatchEntry[]): Promise<void>;
+  /** Writes one key of a family (etcd and raw LevelDB: a key under the family's prefix). */
+  putInFamily(family: string, key: string, value: Buffer): Promise<void>;
+  /** Reads one key of a family (null when absent). */
+  getInFamily(family: string, key: string): Promise<Buffer | null>;
   /**
    * Loads many family-less keys fast (setup only, not measured; need not be atomic). Peers without
    * a multi-key write for keys outside a family leave it out and get concurrent puts.

@@ -63,6 +63,14 @@ export class RawLevelPeer implements Peer {
     await this.db.batch(ops, { sync: true });
   }
 
+  async putInFamily(family: string, key: string, value: Buffer): Promise<void> {
+    await this.db.put(familyKey(family, key), value, { sync: true });
+  }
+
+  async getInFamily(family: string, key: string): Promise<Buffer | null> {
+    return (await this.db.get(familyKey(family, key))) ?? null;
+  }
+
   async putMany(entries: BatchEntry[]): Promise<void> {
     for (const e of entries) this.versions.set(e.key, ++this.counter);
     await this.db.batch(

@@ -80,13 +80,15 @@ export interface Target {
   description: string;
   caseId: string;
   metric: Metric;
-  /** 'ratio': kvt / etcd; 'absolute': kvt's own value. */
-  kind: 'ratio' | 'absolute';
+  /** 'ratio': kvt / etcd; 'absolute': kvt's own value; 'self': kvt's value / kvt's value on `baseCaseId`. */
+  kind: 'ratio' | 'absolute' | 'self';
+  /** The case a 'self' target divides by. */
+  baseCaseId?: string;
   comparator: '>=' | '<=';
   threshold: number;
 }
 
-/** The targets of issue 5 on a 2-core machine. */
+/** The targets of issue 5 (and of issue 37: W7, W9) on a 2-core machine. */
 export const TARGETS: readonly Target[] = [
   { id: 'W1-ratio', description: 'W1 puts/s ≥ 4× etcd at 64 callers', caseId: 'W1-64', metric: 'unitsPerSec', kind: 'ratio', comparator: '>=', threshold: 4 },
   { id: 'W1-abs', description: 'W1 ≥ 15,000 durable puts/s at 64 callers', caseId: 'W1-64', metric: 'unitsPerSec', kind: 'absolute', comparator: '>=', threshold: 15_000 },
@@ -97,6 +99,10 @@ export const TARGETS: readonly Target[] = [
   { id: 'W5', description: 'W5 scanned entries/s ≥ 2× etcd', caseId: 'W5', metric: 'unitsPerSec', kind: 'ratio', comparator: '>=', threshold: 2 },
   { id: 'W6', description: 'W6 p99 ≤ 0.5× etcd p99 at the same rate', caseId: 'W6', metric: 'p99Ms', kind: 'ratio', comparator: '<=', threshold: 0.5 },
   { id: 'W1-cpu', description: 'server CPU per W1 put ≤ etcd’s (64 callers)', caseId: 'W1-64', metric: 'cpuPerOp', kind: 'ratio', comparator: '<=', threshold: 1 },
+  { id: 'W7-ratio', description: 'W7 new-family puts/s ≥ 4× etcd', caseId: 'W7', metric: 'unitsPerSec', kind: 'ratio', comparator: '>=', threshold: 4 },
+  { id: 'W7-self', description: 'W7 new-family puts/s ≥ 80% of kvt’s W1 (64 callers)', caseId: 'W7', baseCaseId: 'W1-64', metric: 'unitsPerSec', kind: 'self', comparator: '>=', threshold: 0.8 },
+  { id: 'W9-uni', description: 'W9 uniform family gets/s ≥ 80% of kvt’s W2 uniform', caseId: 'W9-uni', baseCaseId: 'W2-uni', metric: 'unitsPerSec', kind: 'self', comparator: '>=', threshold: 0.8 },
+  { id: 'W9-zipf', description: 'W9 zipfian family gets/s ≥ 80% of kvt’s W2 zipfian', caseId: 'W9-zipf', baseCaseId: 'W2-zipf', metric: 'unitsPerSec', kind: 'self', comparator: '>=', threshold: 0.8 },
 ];
 
 /** A target evaluated on a run. */
@@ -117,6 +123,7 @@ export function formatNumber(x: number): string {
 }
 
 function show(x: number, kind: Target['kind']): string {
+  if (kind === 'self') return `${Math.round(x * 100)}%`;
   return kind === 'ratio' ? `${formatNumber(x)}×` : formatNumber(x);
 }
 
@@ -154,14 +161,16 @@ export function evaluateTarget(run: BenchRun, t: Target): TargetResult {
   if (!c) return { target: t, actual: null, met: null, verdict: `not measured: case ${t.caseId} was not run` };
   const better = t.comparator === '>=' ? 'higher' : 'lower';
   const r = caseRatios(c, t.metric, better);
-  const actual = t.kind === 'ratio' ? r.kvtOverEtcd : r.kvt;
+  const base = t.kind === 'self' ? run.cases.find((x) => x.id === t.baseCaseId) : undefined;
+  if (t.kind === 'self' && !base) return { target: t, actual: null, met: null, verdict: `not measured: case ${t.baseCaseId} was not run` };
+  const actual = t.kind === 'ratio' ? r.kvtOverEtcd : base ? ratio(r.kvt, caseRatios(base, t.metric, better).kvt) : r.kvt;
   if (actual === null) {
     const k = c.peers.kvt;
-    const why = k && 'missing' in k ? `kvt missing (${k.missing})` : r.kvt === null ? 'no kvt figure' : 'no etcd figure';
+    const why = k && 'missing' in k ? `kvt missing (${k.missing})` : r.kvt === null ? 'no kvt figure' : base ? `no kvt figure for ${t.baseCaseId}` : 'no etcd figure';
     return { target: t, actual: null, met: null, verdict: `not measured: ${why}` };
   }
   const verdict = verdictFor(t, actual);
-  const failed = failures(c, t.kind);
+  const failed = failures(c, t.kind) ?? (base ? failures(base, t.kind) : undefined);
   if (failed) return { target: t, actual, met: null, verdict: `not counted: ${failed}; without them ${verdict.verdict}` };
   return { target: t, actual, ...verdict };
 }

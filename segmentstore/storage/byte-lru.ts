@@ -1,14 +1,43 @@
 /**
  * A least-recently-used map bounded by the bytes its values are said to hold. Entries the owner
- * marks as pinned are never evicted (they hold state that exists nowhere else yet), and neither is
- * the entry being set or resized: its owner is using it at that moment, possibly before it could pin
- * it (a family directory is set as it is loaded for an update, and resized while the update stages).
- * So the map may stay over its budget until the next set.
+ * holds ({@link ByteLru.hold}) or marks as pinned are never evicted (they hold state that exists
+ * nowhere else yet), and neither is the entry being set or resized: its owner is using it at that
+ * moment, possibly before it could hold it (a family directory is set as it is loaded for an update,
+ * and resized while the update stages). So the map may stay over its budget until the next set, or
+ * while more than the budget is held.
+ *
+ * The recency order is a doubly linked list beside a Map, not the Map's own insertion order: a Map
+ * that is used as the order (delete and set again to touch, evict from its first entry) leaves a
+ * deleted slot behind every touch and eviction until it is rehashed, and every new iteration from
+ * its start walks over those slots again, so each eviction cost time in proportion to the entries
+ * evicted since the last rehash. A held entry leaves the list until it is released, so an eviction
+ * never walks past it (a burst of new families keeps tens of thousands of directories held, more
+ * than the budget, until LevelDB has their writes).
  */
+/** Most pinned entries one set or resize walks past to evict (see ByteLru.evict). */
+const PINNED_SKIPS = 64;
+
+interface Slot<V> {
+  readonly key: string;
+  value: V;
+  bytes: number;
+  /** Out of the recency list until released (see ByteLru.hold). */
+  held: boolean;
+  /** Less recently used neighbour (toward the head). */
+  older: Slot<V> | undefined;
+  /** More recently used neighbour (toward the tail). */
+  newer: Slot<V> | undefined;
+}
+
 export class ByteLru<V> {
-  private readonly map = new Map<string, { value: V; bytes: number }>();
+  private readonly map = new Map<string, Slot<V>>();
+  /** The least recently used slot that is not held. */
+  private head: Slot<V> | undefined;
+  /** The most recently used slot that is not held. */
+  private tail: Slot<V> | undefined;
   private total = 0;
 
+  /** @param pinned entries for which it is true are walked past by evictions (prefer {@link hold}, which costs evictions nothing) */
   constructor(
     private readonly budget: number,
     private readonly pinned: (value: V) => boolean = () => false,
@@ -26,8 +55,7 @@ export class ByteLru<V> {
   get(key: string): V | undefined {
     const slot = this.map.get(key);
     if (!slot) return undefined;
-    this.map.delete(key);
-    this.map.set(key, slot);
+    if (!slot.held) this.toTail(slot);
     return slot.value;
   }
 
@@ -39,11 +67,20 @@ export class ByteLru<V> {
   set(key: string, value: V, bytes: number): void {
     const old = this.map.get(key);
     if (old) {
-      this.total -= old.bytes;
-      this.map.delete(key);
+      this.total += bytes - old.bytes;
+      old.value = value;
+      old.bytes = bytes;
+      // A new value is not held: whoever held the old one releases that one, not this.
+      if (old.held) {
+        old.held = false;
+        this.link(old);
+      } else this.toTail(old);
+    } else {
+      const slot: Slot<V> = { key, value, bytes, held: false, older: undefined, newer: undefined };
+      this.link(slot);
+      this.map.set(key, slot);
+      this.total += bytes;
     }
-    this.map.set(key, { value, bytes });
-    this.total += bytes;
     this.evict(key);
   }
 
@@ -56,36 +93,91 @@ export class ByteLru<V> {
     this.evict(key);
   }
 
+  /** Keeps `key` from eviction until {@link release}d; its bytes still count. */
+  hold(key: string): void {
+    const slot = this.map.get(key);
+    if (!slot || slot.held) return;
+    this.unlink(slot);
+    slot.held = true;
+  }
+
+  /** Makes a held `key` evictable again, as the most recently used. */
+  release(key: string): void {
+    const slot = this.map.get(key);
+    if (!slot || !slot.held) return;
+    slot.held = false;
+    this.link(slot);
+    this.evict(key);
+  }
+
   delete(key: string): void {
-    const old = this.map.get(key);
-    if (!old) return;
-    this.total -= old.bytes;
-    this.map.delete(key);
+    const slot = this.map.get(key);
+    if (!slot) return;
+    this.remove(slot);
   }
 
   /** Drops every entry whose key starts with `prefix`. */
   deletePrefix(prefix: string): void {
-    for (const key of [...this.map.keys()]) if (key.startsWith(prefix)) this.delete(key);
+    for (const slot of [...this.map.values()]) if (slot.key.startsWith(prefix)) this.remove(slot);
   }
 
-  /** Every value, least recently used first. */
+  /** Every value: those not held least recently used first, then the held ones. */
   *values(): IterableIterator<V> {
-    for (const slot of this.map.values()) yield slot.value;
+    for (let slot = this.head; slot; slot = slot.newer) yield slot.value;
+    for (const slot of this.map.values()) if (slot.held) yield slot.value;
   }
 
   clear(): void {
     this.map.clear();
+    this.head = this.tail = undefined;
     this.total = 0;
   }
 
-  /** Evicts least recently used entries, except pinned ones and `keep`, until within the budget. */
+  /** Puts `slot` (not in the list) at the tail. */
+  private link(slot: Slot<V>): void {
+    slot.older = this.tail;
+    slot.newer = undefined;
+    if (this.tail) this.tail.newer = slot;
+    else this.head = slot;
+    this.tail = slot;
+  }
+
+  private unlink(slot: Slot<V>): void {
+    if (slot.older) slot.older.newer = slot.newer;
+    else this.head = slot.newer;
+    if (slot.newer) slot.newer.older = slot.older;
+    else this.tail = slot.older;
+    slot.older = slot.newer = undefined;
+  }
+
+  private toTail(slot: Slot<V>): void {
+    if (slot === this.tail) return;
+    this.unlink(slot);
+    this.link(slot);
+  }
+
+  private remove(slot: Slot<V>): void {
+    if (!slot.held) this.unlink(slot);
+    this.map.delete(slot.key);
+    this.total -= slot.bytes;
+  }
+
+  /**
+   * Evicts least recently used entries until within the budget, except `keep`, held and pinned
+   * ones; a pinned one is moved to the tail (it is in use). At most {@link PINNED_SKIPS} pinned
+   * entries are walked past per call, so that a map with more than its budget pinned does not make
+   * each set cost their number.
+   */
   private evict(keep: string): void {
-    if (this.total <= this.budget) return;
-    for (const [key, slot] of this.map) {
-      if (this.total <= this.budget) return;
-      if (key === keep || this.pinned(slot.value)) continue;
-      this.total -= slot.bytes;
-      this.map.delete(key);
+    let skips = Math.min(this.map.size, PINNED_SKIPS);
+    for (let slot = this.head; slot && this.total > this.budget && skips > 0;) {
+      const next = slot.newer;
+      if (slot.key === keep) skips--;
+      else if (this.pinned(slot.value)) {
+        skips--;
+        this.toTail(slot);
+      } else this.remove(slot);
+      slot = next;
     }
   }
 }

@@ -27,7 +27,7 @@ import { openStorage } from './engine-storage';
 import { LogApplier } from './log/log-applier';
 import { Overlay } from './overlay';
 import { countSegment, readFamilyPage, readScanPage } from './read/chunk-reader';
-import { FamilyStore } from './chunks/family-store';
+import { FamilyStore, Serializer } from './chunks/family-store';
 import { readPage } from './read/page-reader';
 import { getAnswerCaps } from './read/page-caps';
 import { ObjectPageSink, PageSinkFactory, PageShape } from './read/page-sink';
@@ -321,11 +321,12 @@ export class SegmentEngine {
     const mods = checkModifications(req.modifications);
     if (mods.length === 0) return { batch: NOTHING_TO_COMMIT, firstSequence: 0, mods };
     if (mods[0].family !== '') {
+      const serialize: Serializer = (run) => this.serialized(seg, run);
       // Keys in ascending order (the usual) cannot repeat, and are merged into chunks without key strings.
-      if (ascendingKeys(mods)) return this.serialized(seg, () => this.families.stage(seg, mods));
+      if (ascendingKeys(mods)) return this.families.stage(seg, mods, undefined, serialize);
       const ids = mods.map((m) => (m.type === 'REMOVE_RANGE' ? undefined : m.key.toString('latin1')));
       checkDuplicates(mods, ids);
-      return this.serialized(seg, () => this.families.stage(seg, mods, ids));
+      return this.families.stage(seg, mods, ids, serialize);
     }
     const keys = storageKeys(seg, mods);
     checkDuplicates(mods, keys.ids);

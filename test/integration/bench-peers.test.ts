@@ -84,6 +84,18 @@ describe('benchmark peers against their real servers', () => {
         expect(await peer().scanFamily(`${name}-fam2`)).toBe(0);
       });
 
+      it('writes and reads single keys of families apart from each other and from family-less keys (W7, W8, W9)', async () => {
+        expect(await peer().getInFamily(`${name}-one`, 'k')).toBeNull();
+        await peer().putInFamily(`${name}-one`, 'k', value('first'));
+        await peer().putInFamily(`${name}-one`, 'k2', value('second'));
+        await peer().putInFamily(`${name}-one1`, 'k', value('other family'));
+        expect((await peer().getInFamily(`${name}-one`, 'k'))?.toString()).toBe('first');
+        expect((await peer().getInFamily(`${name}-one`, 'k2'))?.toString()).toBe('second');
+        expect((await peer().getInFamily(`${name}-one1`, 'k'))?.toString()).toBe('other family');
+        expect(await peer().get('k')).toBeNull();
+        expect(await peer().scanFamily(`${name}-one`)).toBe(2);
+      });
+
       it('loads family-less keys with putMany when it has one, readable one by one', async () => {
         const entries = Array.from({ length: 50 }, (_, i) => ({ key: `${name}-many-${i}`, value: value(`m${i}`) }));
         if (peer().putMany) await peer().putMany!(entries);

@@ -10,7 +10,10 @@
  *
  * Record value: `count u32 | entries`, each entry
  * `keyLen u16 | valueLen u32 | sequence u64 | expiresAt u64 (0 = never) | key | value`, keys strictly
- * ascending (unsigned bytewise).
+ * ascending (unsigned bytewise). The top bit of `count` (storage format 4) marks the first chunk of a
+ * family that has no other chunk ({@link SOLE_CHUNK_FLAG}): a writer or reader that finds it by one
+ * exact (bloom-filtered) LevelDB get knows the whole family without a seek. A record without the bit
+ * says nothing (format 3 never set it; a family that shrank back to one chunk may lack it).
  */
 import { readU64, writeValueHeader } from '../key-codec';
 
@@ -51,6 +54,24 @@ export const MAX_CHUNK_ENTRIES = 128;
 /** Stored bytes of one entry. */
 export function chunkEntryBytes(e: ChunkEntry): number {
   return CHUNK_ENTRY_HEADER_BYTES + e.key.length + e.value.length;
+}
+
+/** The top bit of a record's count: the record is the first chunk of a family with no other chunk. */
+export const SOLE_CHUNK_FLAG = 0x8000_0000;
+
+/** Number of entries in a chunk record, without decoding it. */
+export function chunkCount(record: Buffer): number {
+  return record.readUInt32BE(0) & 0x7fff_ffff;
+}
+
+/** True when `record` is marked as its family's only chunk (see {@link SOLE_CHUNK_FLAG}). */
+export function isSoleChunk(record: Buffer): boolean {
+  return (record[0] & 0x80) !== 0;
+}
+
+/** Sets or clears the sole-chunk mark of `record` in place (a record being staged, not yet shared). */
+export function markSole(record: Buffer, sole: boolean): void {
+  record[0] = sole ? record[0] | 0x80 : record[0] & 0x7f;
 }
 
 /** Encodes entries (already in ascending key order) as one chunk record value. */
@@ -123,7 +144,7 @@ export function compareRanges(a: Uint8Array, aStart: number, aEnd: number, b: Ui
 
 /** Decodes a chunk record value; keys and values are views into `record`. */
 export function decodeChunk(record: Buffer): ChunkEntry[] {
-  const count = record.readUInt32BE(0);
+  const count = chunkCount(record);
   const out = new Array<ChunkEntry>(count);
   let at = 4;
   for (let i = 0; i < count; i++) {
@@ -149,7 +170,7 @@ export type EntryVisitor = (keyStart: number, keyEnd: number, valueStart: number
  * objects, until `visit` returns false; returns false when it stopped early.
  */
 export function walkChunk(record: Buffer, reverse: boolean, visit: EntryVisitor): boolean {
-  const count = record.readUInt32BE(0);
+  const count = chunkCount(record);
   if (!reverse) {
     let at = 4;
     for (let i = 0; i < count; i++) {
@@ -181,7 +202,7 @@ export function walkChunk(record: Buffer, reverse: boolean, visit: EntryVisitor)
  * `now` (then the caller decodes it all), undefined for an empty chunk.
  */
 export function lastLiveKey(record: Buffer, now: number): Buffer | null | undefined {
-  const count = record.readUInt32BE(0);
+  const count = chunkCount(record);
   let at = 4;
   let keyAt = -1;
   let keyLen = 0;
@@ -194,11 +215,6 @@ export function lastLiveKey(record: Buffer, now: number): Buffer | null | undefi
     at = keyAt + keyLen + valueLen;
   }
   return keyAt < 0 ? undefined : record.subarray(keyAt, keyAt + keyLen);
-}
-
-/** Number of entries in a chunk record, without decoding it. */
-export function chunkCount(record: Buffer): number {
-  return record.readUInt32BE(0);
 }
 
 /**

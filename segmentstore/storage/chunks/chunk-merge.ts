@@ -6,7 +6,7 @@
  * strings and no map; entries kept as they are stay bytes and are copied in runs when the chunk is
  * written again. Batches in any other order go through `ChunkWork` (chunk-work.ts).
  */
-import { CHUNK_ENTRY_HEADER_BYTES, compareRanges, copyRange, entryExpiresAt, entrySequence, pieceStarts, storedEntryBytes, writeEntryHeader } from './chunk-codec';
+import { CHUNK_ENTRY_HEADER_BYTES, chunkCount, compareRanges, copyRange, entryExpiresAt, entrySequence, pieceStarts, storedEntryBytes, writeEntryHeader } from './chunk-codec';
 import type { SegmentState } from '../segments/segment-state';
 import { checkCondition } from '../update-stager';
 import type { CheckedModification } from '../validation';
@@ -55,7 +55,7 @@ export class ChunkMerge {
   static run(seg: SegmentState, record: Buffer | null, mods: readonly CheckedModification[], from: number, to: number, now: number): ChunkMerge {
     const merge = new ChunkMerge(record, mods);
     const items = merge.items;
-    const count = record ? record.readUInt32BE(0) : 0;
+    const count = record ? chunkCount(record) : 0;
     let at = 4;
     let i = from;
     for (let k = 0; k < count;) {
@@ -118,7 +118,7 @@ export class ChunkMerge {
 
   /** True when result entries `[0, end)` are exactly the old record (nothing to write for that piece). */
   keepsRecord(end: number): boolean {
-    if (!this.record || end !== this.record.readUInt32BE(0) || end === 0) return false;
+    if (!this.record || end !== chunkCount(this.record) || end === 0) return false;
     for (let n = 0; n < end; n++) if (this.items[n] < 0) return false;
     return true;
   }

@@ -1,5 +1,5 @@
 /** Applying an update to the entries of one chunk (see family-stager.ts). */
-import { ChunkEntry, decodeChunk, lastLiveKey } from './chunk-codec';
+import { ChunkEntry, chunkCount, decodeChunk, lastLiveKey } from './chunk-codec';
 
 /**
  * The entries of one chunk while an update is applied, by latin1 key. The Map keeps insertion order
@@ -95,14 +95,14 @@ export class ChunkWork {
    */
   unchanged(piece: readonly ChunkEntry[]): boolean {
     if (this.map || !this.record) return false;
-    const count = this.record.readUInt32BE(0);
+    const count = chunkCount(this.record);
     return count > 0 && piece.length === count && piece[count - 1].source === this.record;
   }
 
   /** True when the chunk holds no entry. */
   empty(): boolean {
     if (this.map) return this.map.size === 0;
-    return this.tail.length === 0 && (!this.record || this.record.readUInt32BE(0) === 0);
+    return this.tail.length === 0 && (!this.record || chunkCount(this.record) === 0);
   }
 
   /** The entries in ascending key order. */

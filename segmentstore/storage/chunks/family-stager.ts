@@ -11,7 +11,7 @@
 import { ErrorCodes } from '../../../proto/error-codes';
 import { KvtFault } from '../../../server-kit/fault';
 import type { ByteLru } from '../byte-lru';
-import { encodeChunk, splitChunk } from './chunk-codec';
+import { encodeChunk, isSoleChunk, markSole, splitChunk } from './chunk-codec';
 import { ChunkMerge, Stamps } from './chunk-merge';
 import { ChunkWork } from './chunk-work';
 import type { FamilyDirectory } from './family-directory';
@@ -106,7 +106,7 @@ export class FamilyStager {
       w!.put(ids[i]!, { key: m.key, sequence, expiresAt: this.stageExpiry(batch, dir, m, now), value: m.value });
     }
     const weight = batch.weight;
-    this.writeChunks(batch, dir, plan.touched, work);
+    this.markHead(batch, dir, plan, this.writeChunks(batch, dir, plan.touched, work));
     return this.finish(batch, dir, mods, firstSequence, weight);
   }
 
@@ -124,7 +124,7 @@ export class FamilyStager {
     const stamps: Stamps = { sequences: new Array<number>(mods.length), expiries: new Array<number>(mods.length) };
     const firstSequence = this.stamp(batch, seg, dir, mods, now, stamps);
     const weight = batch.weight;
-    this.writeMerged(batch, dir, plan.touched, merges, stamps);
+    this.markHead(batch, dir, plan, this.writeMerged(batch, dir, plan.touched, merges, stamps));
     return this.finish(batch, dir, mods, firstSequence, weight);
   }
 
@@ -166,13 +166,31 @@ export class FamilyStager {
    */
   private finish(batch: CommitBatch, dir: FamilyDirectory, mods: readonly CheckedModification[], firstSequence: number, weightBefore: number): StagedUpdate {
     batch.weight = Math.max(batch.weight, weightBefore + mods.length);
-    dir.pending++;
-    const settle = (): void => {
-      dir.pending--;
-    };
+    dir.addPending();
+    const settle = (): void => dir.settle();
     batch.applied.then(settle, settle);
     this.ctx.committer.staged();
     return { batch, firstSequence, mods };
+  }
+
+  /**
+   * Keeps the sole-chunk mark of the family's first chunk true (see chunk-codec.ts): the first chunk
+   * this update staged (`head`) is marked when no other chunk follows it; a stored first chunk marked
+   * sole that now has others after it (a split that kept its record) is staged again unmarked. A stored
+   * first chunk left alone that became the only one keeps no mark: that is allowed, only slower to load.
+   */
+  private markHead(batch: CommitBatch, dir: FamilyDirectory, plan: ChunkPlan, head: Buffer | undefined): void {
+    if (dir.keys.length === 0) return;
+    const sole = dir.keys.length === 1;
+    if (head) {
+      markSole(head, sole);
+      return;
+    }
+    const old = plan.touched[0] === 0 ? plan.contents[0] : undefined;
+    if (sole || !old || !isSoleChunk(old)) return;
+    const unmarked = Buffer.from(old);
+    markSole(unmarked, false);
+    this.stageChunk(batch, dir.keys[0], unmarked);
   }
 
   /** Stages one chunk record (null: its removal) into `batch` and the overlay. */
@@ -184,20 +202,29 @@ export class FamilyStager {
     batch.entries.push(entry);
   }
 
-  /** Chunk `c` lost all its entries: drop it, except a first chunk with others after it (it anchors the family's lowest keys). */
-  private writeEmptied(batch: CommitBatch, dir: FamilyDirectory, c: number, isNew: boolean): void {
-    if (isNew) return;
+  /**
+   * Chunk `c` lost all its entries: drop it, except a first chunk with others after it (it anchors the
+   * family's lowest keys); returns the empty first chunk staged, if so.
+   */
+  private writeEmptied(batch: CommitBatch, dir: FamilyDirectory, c: number, isNew: boolean): Buffer | undefined {
+    if (isNew) return undefined;
     if (c === 0 && dir.keys.length > 1) {
-      this.stageChunk(batch, dir.keys[0], encodeChunk([]));
-      return;
+      const anchor = encodeChunk([]);
+      this.stageChunk(batch, dir.keys[0], anchor);
+      return anchor;
     }
     this.stageChunk(batch, dir.keys[c], null);
     dir.remove(c);
+    return undefined;
   }
 
-  /** Stages the rewritten chunks (highest index first, so splicing the directory keeps lower indices). */
-  private writeChunks(batch: CommitBatch, dir: FamilyDirectory, touched: readonly number[], work: Map<number, ChunkWork>): void {
+  /**
+   * Stages the rewritten chunks (highest index first, so splicing the directory keeps lower indices);
+   * returns the first chunk's new record, if it staged one.
+   */
+  private writeChunks(batch: CommitBatch, dir: FamilyDirectory, touched: readonly number[], work: Map<number, ChunkWork>): Buffer | undefined {
     const lastChunk = dir.keys.length - 1;
+    let head: Buffer | undefined;
     for (let t = touched.length - 1; t >= 0; t--) {
       const c = touched[t];
       const w = work.get(c)!;
@@ -206,11 +233,15 @@ export class FamilyStager {
       const isNew = c >= dir.keys.length;
       const key = isNew ? dir.prefix : dir.keys[c];
       if (entries.length === 0) {
-        this.writeEmptied(batch, dir, c, isNew);
+        head = this.writeEmptied(batch, dir, c, isNew) ?? head;
         continue;
       }
       const pieces = splitChunk(entries, c >= lastChunk && w.appendedOnly);
-      if (!w.unchanged(pieces[0])) this.stageChunk(batch, key, encodeChunk(pieces[0]));
+      if (!w.unchanged(pieces[0])) {
+        const record = encodeChunk(pieces[0]);
+        this.stageChunk(batch, key, record);
+        if (c === 0) head = record;
+      }
       if (isNew) dir.insert(dir.keys.length, key);
       for (let p = 1; p < pieces.length; p++) {
         const pieceKey = Buffer.concat([dir.prefix, pieces[p][0].key]);
@@ -219,11 +250,13 @@ export class FamilyStager {
       }
     }
     this.directories.resize(dir.prefix.toString('latin1'), dir.bytes());
+    return head;
   }
 
   /** {@link writeChunks} for the chunks of {@link applySorted}: each merge's items, encoded with `stamps`. */
-  private writeMerged(batch: CommitBatch, dir: FamilyDirectory, touched: readonly number[], merges: readonly ChunkMerge[], stamps: Stamps): void {
+  private writeMerged(batch: CommitBatch, dir: FamilyDirectory, touched: readonly number[], merges: readonly ChunkMerge[], stamps: Stamps): Buffer | undefined {
     const lastChunk = dir.keys.length - 1;
+    let head: Buffer | undefined;
     for (let t = touched.length - 1; t >= 0; t--) {
       const merge = merges[t];
       const c = touched[t];
@@ -231,12 +264,16 @@ export class FamilyStager {
       const isNew = c >= dir.keys.length;
       const key = isNew ? dir.prefix : dir.keys[c];
       if (merge.items.length === 0) {
-        this.writeEmptied(batch, dir, c, isNew);
+        head = this.writeEmptied(batch, dir, c, isNew) ?? head;
         continue;
       }
       const starts = merge.pieces(c >= lastChunk && merge.appendedOnly);
       const firstEnd = starts.length > 1 ? starts[1] : merge.items.length;
-      if (!merge.keepsRecord(firstEnd)) this.stageChunk(batch, key, merge.encode(0, firstEnd, stamps));
+      if (!merge.keepsRecord(firstEnd)) {
+        const record = merge.encode(0, firstEnd, stamps);
+        this.stageChunk(batch, key, record);
+        if (c === 0) head = record;
+      }
       if (isNew) dir.insert(dir.keys.length, key);
       for (let p = 1; p < starts.length; p++) {
         const pieceKey = Buffer.concat([dir.prefix, merge.keyOf(starts[p])]);
@@ -245,5 +282,6 @@ export class FamilyStager {
       }
     }
     this.directories.resize(dir.prefix.toString('latin1'), dir.bytes());
+    return head;
   }
 }

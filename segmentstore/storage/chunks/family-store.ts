@@ -12,25 +12,38 @@
  * Chunk contents are looked up overlay first (staged), then the cache (durable), then LevelDB; a
  * LevelDB read runs under an overlay read registration so a chunk committed meanwhile is still seen
  * in the overlay. A failed flush invalidates every directory and the cache (see {@link invalidate}).
+ *
+ * An update whose family's directory is not in memory starts reading the family's first chunk as it
+ * arrives (directory-loader.ts), not when its turn to stage comes, so the updates of a segment that
+ * create families do not each wait for the read of the one before; see {@link FamilyStore.stage}.
  */
 import { ByteLru } from '../byte-lru';
-import { ChunkEntry, decodeChunk, searchChunk } from './chunk-codec';
+import { isSoleChunk } from './chunk-codec';
 import { ChunkWork } from './chunk-work';
+import { DirectoryLoader } from './directory-loader';
 import { FamilyDirectory } from './family-directory';
 import { ChunkPlan, FamilyStager, rangeBounds } from './family-stager';
-import { familyPrefix, NS_DATA, prefixSuccessor } from '../key-codec';
+import { ABSENT_BEYOND, ChunkLookups, entryAt, FoundEntry } from './chunk-lookup';
+import { familyPrefix, NS_DATA } from '../key-codec';
 import { userBounds } from '../key-range';
 import type { OverlayEntry } from '../overlay';
-import { DEFAULT_CHUNK_CACHE_BYTES, SegmentState } from '../segments/segment-state';
+import { DEFAULT_CHUNK_CACHE_BYTES, DEFAULT_DIRECTORY_CACHE_BYTES, SegmentState } from '../segments/segment-state';
 import type { StageContext, StagedUpdate } from '../update-stager';
 import { CheckedModification } from '../validation';
 
 const DATA_FAMILY = 0x46; // 'F'
 
-/** A family of at most this many chunks is loaded with its records in one read. */
-const SMALL_FAMILY_CHUNKS = 4;
-/** Default bytes of family directories kept in memory. */
-export const DEFAULT_DIRECTORY_CACHE_BYTES = 16 * 1024 * 1024;
+/**
+ * What a cached chunk record holds beside its bytes: its Buffer object, the cache's slot, map entry and
+ * key string, and the share of the allocation pool a small record keeps alive (measured with V8's heap
+ * statistics: ~240 bytes of heap and ~40 of pool per one-entry record).
+ */
+const CHUNK_OVERHEAD_BYTES = 300;
+
+/** The bytes a cached chunk record is charged to the chunk cache: about what it holds in memory. */
+function chunkCharge(record: Buffer): number {
+  return record.length + CHUNK_OVERHEAD_BYTES;
+}
 
 /** True for the storage key of a chunk record (a keyed family's data record). */
 export function isChunkKey(key: Buffer): boolean {
@@ -40,30 +53,30 @@ export function isChunkKey(key: Buffer): boolean {
 /** The batch of a staged write that a reader must wait for (see OverlayEntry.batch). */
 export type StagedBatch = NonNullable<OverlayEntry['batch']>;
 
-/** One stored entry found by a point read. */
-export interface FoundEntry {
-  value: Buffer;
-  sequence: number;
-}
+export type { FoundEntry } from './chunk-lookup';
 
-function live(e: ChunkEntry | undefined, now: number): ChunkEntry | undefined {
-  return e && (e.expiresAt === 0 || e.expiresAt > now) ? e : undefined;
-}
+/** Records read as an update arrived, before its turn to stage, by chunk id (see FamilyStore.earlyRecord). */
+type EarlyReads = Map<string, Buffer | undefined>;
+
+/** Runs `run` once every update of the segment that arrived before it is staged (the engine's serializer). */
+export type Serializer = <T>(run: () => T | Promise<T>) => T | Promise<T>;
 
 /** Keyed-family storage of one engine. */
 export class FamilyStore {
   private readonly directories: ByteLru<FamilyDirectory>;
   private readonly chunks: ByteLru<Buffer>;
   private readonly stager: FamilyStager;
+  private readonly loader: DirectoryLoader;
 
   constructor(
     private readonly ctx: StageContext,
     chunkCacheBytes = DEFAULT_CHUNK_CACHE_BYTES,
     directoryCacheBytes = DEFAULT_DIRECTORY_CACHE_BYTES,
   ) {
-    this.directories = new ByteLru(directoryCacheBytes, (d) => d.pending > 0 || d.users > 0);
+    this.directories = new ByteLru(directoryCacheBytes);
     this.chunks = new ByteLru(chunkCacheBytes);
     this.stager = new FamilyStager(ctx, this.directories);
+    this.loader = new DirectoryLoader(ctx.db);
   }
 
   /** Chunk records of a durable batch: they become the cached contents. */
@@ -72,7 +85,7 @@ export class FamilyStore {
       const e = entries[i];
       if (!isChunkKey(e.storageKey)) continue;
       if (e.value === null) this.chunks.delete(e.id);
-      else this.chunks.set(e.id, e.value, e.value.length + 64);
+      else this.chunks.set(e.id, e.value, chunkCharge(e.value));
     }
   }
 
@@ -97,39 +110,73 @@ export class FamilyStore {
   }
 
   /**
-   * The family's directory, loaded from LevelDB if not cached, with its `users` count already raised
-   * (the caller lowers it): raised in the same tick as the directory is found or cached, so that no
-   * other update's eviction can drop it before the caller stages into it. A small family (most) comes
-   * with its chunk records in the same read, which go to the chunk cache: with the directory not
-   * cached no write of the family is in flight, and the caller serializes staging, so they are current.
+   * The directory of a family none is cached for, from its first chunk `head` as LevelDB has it now,
+   * when that is all the family (none, or marked sole): cached, with the chunk's record. With no
+   * directory cached no write of the family waits for LevelDB (a directory stays pinned until then),
+   * and updates stage one at a time, so LevelDB's state is the family's. Undefined for a family of
+   * several chunks, which takes a seek (see {@link holdDirectory}).
    */
-  private async holdDirectory(seg: SegmentState, prefix: Buffer, id: string): Promise<FamilyDirectory> {
-    const cached = this.cachedDirectory(seg, id, true);
-    if (cached) {
-      cached.users++;
-      return cached;
-    }
-    const range = { gte: prefix, lt: prefixSuccessor(prefix), keyEncoding: 'buffer' } as const;
-    const small = await this.ctx.db.iterator({ ...range, valueEncoding: 'buffer', limit: SMALL_FAMILY_CHUNKS + 1 }).all();
-    let keys: Buffer[];
-    if (small.length <= SMALL_FAMILY_CHUNKS) {
-      keys = small.map(([key]) => key);
-      for (const [key, record] of small) {
-        const chunkId = key.toString('latin1');
-        if (!this.ctx.overlay.get(chunkId)) this.chunks.set(chunkId, record, record.length + 64);
-      }
-    } else {
-      keys = await this.ctx.db.keys(range).all();
-    }
-    const again = this.cachedDirectory(seg, id, true);
-    if (again) {
-      again.users++;
-      return again;
-    }
-    const dir = new FamilyDirectory(seg, prefix, keys);
-    dir.users++;
+  private adopt(seg: SegmentState, prefix: Buffer, id: string, head: Buffer | undefined): FamilyDirectory | undefined {
+    if (head !== undefined && !isSoleChunk(head)) return undefined;
+    if (head !== undefined && !this.ctx.overlay.get(id)) this.chunks.set(id, head, chunkCharge(head));
+    const dir = new FamilyDirectory(seg, prefix, head === undefined ? [] : [prefix], id, this.directories);
     this.directories.set(id, dir, dir.bytes());
     return dir;
+  }
+
+  /**
+   * The family's directory, loaded from LevelDB if not cached, with its `users` count already raised
+   * (the caller lowers it): raised in the same tick as the directory is found or cached, so that no
+   * other update's eviction can drop it before the caller stages into it. A family of several chunks
+   * is read with a seek; a small one (most) comes with its chunk records in the same read, which go to
+   * the chunk cache: with the directory not cached no write of the family is in flight, and the caller
+   * serializes staging, so they are current. The first chunk is taken from `early` when read there and
+   * still current (see {@link earlyRecord}).
+   */
+  private async holdDirectory(seg: SegmentState, prefix: Buffer, id: string, early: EarlyReads | undefined): Promise<FamilyDirectory> {
+    let dir = this.cachedDirectory(seg, id, true);
+    if (!dir) {
+      const read = this.earlyRecord(early, id);
+      const head = read.found ? read.record : (this.knownHead(id) ?? this.loader.read(prefix));
+      dir = this.adopt(seg, prefix, id, head);
+      if (!dir) {
+        const loaded = await this.loader.load(prefix, head);
+        dir = this.cachedDirectory(seg, id, true);
+        if (!dir) {
+          for (const [key, record] of loaded.records) {
+            const chunkId = key.toString('latin1');
+            if (!this.ctx.overlay.get(chunkId)) this.chunks.set(chunkId, record, chunkCharge(record));
+          }
+          dir = new FamilyDirectory(seg, prefix, loaded.keys, id, this.directories);
+          this.directories.set(id, dir, dir.bytes());
+        }
+      }
+    }
+    dir.addUser();
+    return dir;
+  }
+
+  /**
+   * The record of chunk `id` read early (as the update arrived, under its overlay read registration),
+   * when it is still current in the update's turn: unless the overlay holds a write of that chunk.
+   * Every write of the chunk after the read is still in the overlay then (pending, or applied and kept
+   * for the registration), and one before it was in LevelDB when it was read. For a first chunk read
+   * as the family's directory, the same holds of the whole family when the family was empty or of one
+   * chunk: such a family changes only by a write of its first chunk (a split of a sole chunk rewrites
+   * it unmarked). `found` false: not read early, or no longer current.
+   */
+  private earlyRecord(early: EarlyReads | undefined, id: string): { found: true; record: Buffer | undefined } | { found: false } {
+    if (!early?.has(id) || this.ctx.overlay.get(id)) return { found: false };
+    return { found: true, record: early.get(id) };
+  }
+
+  /**
+   * The first chunk of a family whose directory is not cached, when memory has it (the overlay, or
+   * the chunk cache: it outlives directories, which cost more per family); with no directory no write
+   * of the family waits, so that is the current record. Undefined when only LevelDB knows.
+   */
+  private knownHead(id: string): Buffer | undefined {
+    return this.known(id) ?? undefined;
   }
 
   /** Staged, then cached content of a chunk record; undefined when only LevelDB knows it. */
@@ -197,49 +244,76 @@ export class FamilyStore {
   }
 
   /**
-   * Checks and stages one update of a keyed family: synchronously when its directory and chunks are
-   * in memory, else after reading them. `ids` are the keys' latin1 forms (undefined for range
-   * removals). The caller serializes the updates of one segment.
+   * Checks and stages one update of a keyed family: synchronously when nothing of its segment waits
+   * to be staged and its directory and chunks are in memory; else in turn (`serialize`), after
+   * reading what is missing. `ids` are the keys' latin1 forms (undefined for range removals; none at
+   * all for strictly ascending keys). What is missing is read at once, before the update's turn: the
+   * family's first chunk when its directory is not in memory, else the chunks the update touches that
+   * are not (see {@link earlyRecord}), so that the updates of a segment do not each wait in turn for
+   * a read.
    */
-  stage(seg: SegmentState, mods: readonly CheckedModification[], ids?: readonly (string | undefined)[]): StagedUpdate | Promise<StagedUpdate> {
+  stage(seg: SegmentState, mods: readonly CheckedModification[], ids: readonly (string | undefined)[] | undefined, serialize: Serializer): StagedUpdate | Promise<StagedUpdate> {
     const prefix = familyPrefix(seg.dataPrefix, mods[0].family);
     const id = prefix.toString('latin1');
-    const dir = this.cachedDirectory(seg, id, true);
+    let dir = this.cachedDirectory(seg, id, true);
+    let head: Buffer | undefined;
+    if (!dir) {
+      head = this.knownHead(id) ?? this.loader.read(prefix);
+      dir = this.adopt(seg, prefix, id, head);
+    }
+    let early: EarlyReads;
     if (dir) {
       const plan = ids ? this.plan(dir, mods, ids) : this.planSorted(dir, mods);
-      if (!plan.contents.includes(undefined)) return ids ? this.stager.apply(seg, dir, mods, ids, plan) : this.stager.applySorted(seg, dir, mods, plan);
-    }
-    return this.readThenStage(seg, prefix, id, mods, ids);
-  }
-
-  private readThenStage(seg: SegmentState, prefix: Buffer, id: string, mods: readonly CheckedModification[], ids?: readonly (string | undefined)[]): Promise<StagedUpdate> {
-    return this.withDirectory(seg, prefix, id, async (dir) => {
-      const plan = ids ? this.plan(dir, mods, ids) : this.planSorted(dir, mods);
-      await this.fill(dir, plan);
-      return ids ? this.stager.apply(seg, dir, mods, ids, plan) : this.stager.applySorted(seg, dir, mods, plan);
-    });
+      if (!plan.contents.includes(undefined) && !seg.stagingTail) return ids ? this.stager.apply(seg, dir, mods, ids, plan) : this.stager.applySorted(seg, dir, mods, plan);
+      early = new Map();
+      for (let j = 0; j < plan.touched.length; j++) {
+        if (plan.contents[j] !== undefined) continue;
+        const key = dir.keys[plan.touched[j]];
+        early.set(key.toString('latin1'), this.loader.read(key));
+      }
+    } else early = new Map([[id, head]]);
+    // Registered in the same turn as the reads: a write they did not see stays in the overlay until this ends.
+    const token = this.ctx.overlay.beginRead();
+    const staged = serialize(() =>
+      this.withDirectory(seg, prefix, id, early, async (held) => {
+        const plan = ids ? this.plan(held, mods, ids) : this.planSorted(held, mods);
+        await this.fill(held, plan, early);
+        return ids ? this.stager.apply(seg, held, mods, ids, plan) : this.stager.applySorted(seg, held, mods, plan);
+      }),
+    ) as Promise<StagedUpdate>;
+    const end = (): void => this.ctx.overlay.endRead(token);
+    staged.then(end, end);
+    return staged;
   }
 
   /**
    * Runs `work` with the family's directory (loaded if needed) held against eviction, under an
    * overlay read registration so that chunks committed while it reads are still seen in the overlay.
    */
-  private async withDirectory<T>(seg: SegmentState, prefix: Buffer, id: string, work: (dir: FamilyDirectory) => Promise<T>): Promise<T> {
+  private async withDirectory<T>(seg: SegmentState, prefix: Buffer, id: string, early: EarlyReads | undefined, work: (dir: FamilyDirectory) => Promise<T>): Promise<T> {
     const token = this.ctx.overlay.beginRead();
     let dir: FamilyDirectory | undefined;
     try {
-      dir = await this.holdDirectory(seg, prefix, id);
+      dir = await this.holdDirectory(seg, prefix, id, early);
       return await work(dir);
     } finally {
-      if (dir) dir.users--;
+      if (dir) dir.removeUser();
       this.ctx.overlay.endRead(token);
     }
   }
 
-  /** Reads the chunk records of `plan` not known in memory (the caller holds an overlay read registration). */
-  private async fill(dir: FamilyDirectory, plan: ChunkPlan): Promise<void> {
+  /**
+   * Reads the chunk records of `plan` not known in memory (the caller holds an overlay read
+   * registration), taking those read `early` that are still current.
+   */
+  private async fill(dir: FamilyDirectory, plan: ChunkPlan, early?: EarlyReads): Promise<void> {
     const missing: number[] = [];
-    for (let j = 0; j < plan.touched.length; j++) if (plan.contents[j] === undefined) missing.push(j);
+    for (let j = 0; j < plan.touched.length; j++) {
+      if (plan.contents[j] !== undefined) continue;
+      const read = this.earlyRecord(early, this.chunkId(dir, plan.touched[j]));
+      if (read.found) plan.contents[j] = read.record ?? null;
+      else missing.push(j);
+    }
     if (missing.length === 0) return;
     const records = await this.ctx.db.getMany(missing.map((j) => dir.keys[plan.touched[j]]));
     for (let n = 0; n < missing.length; n++) {
@@ -257,7 +331,7 @@ export class FamilyStore {
    */
   async expire(seg: SegmentState, family: string, items: readonly { key: Buffer; expiresAt: number }[]): Promise<StagedUpdate | undefined> {
     const prefix = familyPrefix(seg.dataPrefix, family);
-    return this.withDirectory(seg, prefix, prefix.toString('latin1'), async (dir) => {
+    return this.withDirectory(seg, prefix, prefix.toString('latin1'), undefined, async (dir) => {
       const asRemoval = (key: Buffer): CheckedModification => CheckedModification.removal(family, key);
       const itemIds = items.map((it) => it.key.toString('latin1'));
       const probe = this.plan(
@@ -298,41 +372,40 @@ export class FamilyStore {
    * when set, is the batch the caller waits for before answering: that write is not durable yet), in
    * the cache, or in LevelDB under its exact key (`chunkKey`), never LevelDB's floor, which may still
    * hold a chunk the overlay has removed or lack one it has added. Without the directory in memory no
-   * write of the family waits for LevelDB (a directory stays pinned until then), so the chunk is
-   * LevelDB's floor of the key (`floorOf`: the family's prefix and the key's storage key).
+   * write of the family waits for LevelDB (a directory stays pinned until then), so LevelDB has the
+   * family as it is: its first chunk (`headOf`, under the family's prefix) answers when it is marked
+   * sole or holds a key above this one, else LevelDB's floor of the key's storage key does.
    */
-  locate(seg: SegmentState, family: string, key: Buffer, now: number): FamilyKeyLocation {
+  locate(seg: SegmentState, family: string, key: Buffer, now: number, lookups: ChunkLookups): FamilyKeyLocation {
     const prefix = familyPrefix(seg.dataPrefix, family);
-    const dir = this.cachedDirectory(seg, prefix.toString('latin1'), false);
-    if (!dir) return { floorOf: { prefix, storageKey: Buffer.concat([prefix, key]) } };
+    const id = prefix.toString('latin1');
+    const dir = this.cachedDirectory(seg, id, false);
+    if (!dir) {
+      const head = this.ctx.overlay.get(id)?.value ?? this.chunks.peek(id);
+      if (!head) return { headOf: prefix };
+      const at = lookups.seek(head, key);
+      if (at === ABSENT_BEYOND && !isSoleChunk(head)) return { headOf: prefix };
+      return { found: { entry: at >= 0 ? entryAt(head, at, now) : undefined, staged: undefined } };
+    }
     const c = dir.floor(key.toString('latin1'));
     // No chunk left: the writes that emptied the family are staged or applied (batches flush in
     // order, so the segment's newest batch being durable covers them).
     if (c < 0) return { found: { entry: undefined, staged: notDurable(seg.lastBatch) } };
-    const id = this.chunkId(dir, c);
-    const staged = this.ctx.overlay.get(id);
-    if (staged) return { found: { entry: findIn(staged.value, key, now), staged: notDurable(staged.batch) } };
-    const cached = this.chunks.peek(id);
-    if (cached) return { found: { entry: findIn(cached, key, now), staged: undefined } };
+    const chunk = this.chunkId(dir, c);
+    const staged = this.ctx.overlay.get(chunk);
+    if (staged) return { found: { entry: lookups.find(staged.value, key, now), staged: notDurable(staged.batch) } };
+    const cached = this.chunks.peek(chunk);
+    if (cached) return { found: { entry: lookups.find(cached, key, now), staged: undefined } };
     return { chunkKey: dir.keys[c] };
   }
 }
 
 /** Where {@link FamilyStore.locate} found a key: answered from memory, or a LevelDB record to read. */
 export type FamilyKeyLocation =
-  | { found: { entry: FoundEntry | undefined; staged: StagedBatch | undefined }; chunkKey?: undefined; floorOf?: undefined }
-  | { chunkKey: Buffer; found?: undefined; floorOf?: undefined }
-  | { floorOf: { prefix: Buffer; storageKey: Buffer }; found?: undefined; chunkKey?: undefined };
+  | { found: { entry: FoundEntry | undefined; staged: StagedBatch | undefined }; chunkKey?: undefined; headOf?: undefined }
+  | { chunkKey: Buffer; found?: undefined; headOf?: undefined }
+  | { headOf: Buffer; found?: undefined; chunkKey?: undefined };
 
 function notDurable(batch: StagedBatch | undefined): StagedBatch | undefined {
   return batch && !batch.durable ? batch : undefined;
-}
-
-/** The live entry of `key` in chunk record `record` (null: no record), if any. */
-export function findIn(record: Buffer | null, key: Buffer, now: number): FoundEntry | undefined {
-  if (!record) return undefined;
-  const entries = decodeChunk(record);
-  const at = searchChunk(entries, key);
-  const e = at >= 0 ? live(entries[at], now) : undefined;
-  return e ? { value: e.value, sequence: e.sequence } : undefined;
 }

@@ -11,7 +11,9 @@ import type { ClassicLevel } from 'classic-level';
 import { ErrorCodes } from '../../../proto/error-codes';
 import type { Entry, GetResponse } from '../../../proto/messages';
 import { KvtFault } from '../../../server-kit/fault';
-import { FamilyStore, findIn, StagedBatch } from '../chunks/family-store';
+import { isSoleChunk } from '../chunks/chunk-codec';
+import { ABSENT_BEYOND, ChunkLookups, entryAt } from '../chunks/chunk-lookup';
+import { FamilyStore, StagedBatch } from '../chunks/family-store';
 import { dataKey, valueBytes, valueExpiresAt, valueSequence } from '../key-codec';
 import type { Overlay, OverlayEntry } from '../overlay';
 import type { PageCaps } from './page-caps';
@@ -26,8 +28,16 @@ const GET_SLICE_KEYS = 64;
 /** The checked keys of a Get. */
 type KeyRefs = ReturnType<typeof checkGetKeys>;
 
-/** A LevelDB record a key's answer comes from: the key's own record, its chunk's, or its family's floor chunk. */
-type StoredRead = { index: number; key: Buffer; chunk: boolean; floor?: undefined } | { index: number; floor: { prefix: Buffer; storageKey: Buffer }; key?: undefined; chunk?: undefined };
+/**
+ * A LevelDB record a key's answer comes from: the key's own record, its chunk's, or (`head`) its
+ * family's first chunk, and when that does not tell, the family's floor chunk of the key.
+ */
+interface StoredRead {
+  index: number;
+  /** The record to get: the key's own, its chunk's, or the family's first chunk's (the prefix). */
+  key: Buffer;
+  kind: 'plain' | 'chunk' | 'head';
+}
 
 /** The keys of a Get as located at one instant (see the module comment). */
 interface Located {
@@ -40,6 +50,8 @@ interface Located {
   waitFor: Set<StagedBatch>;
   /** Taken with the locating when anything is to be read from LevelDB. */
   snapshot: Snapshot | undefined;
+  /** Lookups in the chunk records of this Get: each record is walked or indexed once. */
+  lookups: ChunkLookups;
 }
 
 /** Reads keys of the segments of one engine (staged writes from the overlay, the rest from LevelDB). */
@@ -77,29 +89,30 @@ export class PointReader {
     const answers = new Array<Entry | undefined>(refs.length);
     const reads: StoredRead[] = [];
     const waitFor = new Set<StagedBatch>();
+    const lookups = new ChunkLookups();
     for (let i = 0; i < refs.length; i++) {
       const ref = refs[i];
       if (ref.family !== '') {
         // Keyed families are chunked: the chunk holding the key answers (see FamilyStore.locate).
-        const where = this.families.locate(seg, ref.family, ref.key, now);
+        const where = this.families.locate(seg, ref.family, ref.key, now, lookups);
         if (where.found) {
           const { entry, staged } = where.found;
           if (staged) waitFor.add(staged);
           answers[i] = entry ? foundEntry(ref.key, entry.value, entry.sequence) : notFound(ref.key);
-        } else if (where.chunkKey) reads.push({ index: i, key: where.chunkKey, chunk: true });
-        else reads.push({ index: i, floor: where.floorOf! });
+        } else if (where.chunkKey) reads.push({ index: i, key: where.chunkKey, kind: 'chunk' });
+        else reads.push({ index: i, key: where.headOf!, kind: 'head' });
         continue;
       }
       const key = dataKey(seg.dataPrefix, ref.family, ref.key);
       const pending = this.overlay.get(key.toString('latin1'));
       if (!pending) {
-        reads.push({ index: i, key, chunk: false });
+        reads.push({ index: i, key, kind: 'plain' });
         continue;
       }
       if (pending.batch && !pending.batch.durable) waitFor.add(pending.batch);
       answers[i] = stagedEntry(ref.key, pending, now);
     }
-    return { now, answers, reads, waitFor, snapshot: reads.length > 0 ? this.db.snapshot() : undefined };
+    return { now, answers, reads, waitFor, snapshot: reads.length > 0 ? this.db.snapshot() : undefined, lookups };
   }
 
   /**
@@ -125,27 +138,46 @@ export class PointReader {
     return out;
   }
 
-  /** Answers the keys of `slice` from the snapshot. */
+  /**
+   * Answers the keys of `slice` from the snapshot: one getMany of the distinct records named (a chunk
+   * asked for by several keys is read once), then, for a key whose family's first chunk does not tell
+   * (several chunks, the key above its last), a reverse seek for the floor chunk.
+   */
   private async readSlice(refs: KeyRefs, located: Located, slice: readonly StoredRead[]): Promise<void> {
-    const { answers, now, snapshot } = located;
-    const exact = slice.filter((s) => s.key !== undefined);
-    const floors = slice.filter((s) => s.floor !== undefined);
-    const [records, floorRecords] = await Promise.all([
-      exact.length > 0
-        ? this.db.getMany(
-            exact.map((s) => s.key!),
-            { snapshot },
-          )
-        : [],
-      Promise.all(floors.map((s) => this.db.iterator({ gte: s.floor!.prefix, lte: s.floor!.storageKey, reverse: true, limit: 1, keyEncoding: 'buffer', valueEncoding: 'buffer', snapshot }).all())),
-    ]);
-    exact.forEach((s, n) => {
-      const key = refs[s.index].key;
-      answers[s.index] = s.chunk ? chunkAnswer(key, records[n] ?? null, now) : storedAnswer(key, records[n], now);
+    const { answers, now, snapshot, lookups } = located;
+    const slots = new Map<string, number>();
+    const keys: Buffer[] = [];
+    const slotOf = slice.map((s) => {
+      if (s.kind === 'plain') return keys.push(s.key) - 1;
+      const id = s.key.toString('latin1');
+      let slot = slots.get(id);
+      if (slot === undefined) {
+        slot = keys.push(s.key) - 1;
+        slots.set(id, slot);
+      }
+      return slot;
     });
+    const records = await this.db.getMany(keys, { snapshot });
+    const floors: StoredRead[] = [];
+    slice.forEach((s, n) => {
+      const key = refs[s.index].key;
+      const record = records[slotOf[n]];
+      if (s.kind === 'plain') answers[s.index] = storedAnswer(key, record, now);
+      else if (!record) answers[s.index] = notFound(key);
+      else {
+        const at = lookups.seek(record, key);
+        if (at === ABSENT_BEYOND && s.kind === 'head' && !isSoleChunk(record)) floors.push(s);
+        else answers[s.index] = chunkAnswer(key, record, at, now);
+      }
+    });
+    if (floors.length === 0) return;
+    const found = await Promise.all(
+      floors.map((s) => this.db.iterator({ gte: s.key, lte: Buffer.concat([s.key, refs[s.index].key]), reverse: true, limit: 1, keyEncoding: 'buffer', valueEncoding: 'buffer', snapshot }).all()),
+    );
     floors.forEach((s, n) => {
-      const found = floorRecords[n];
-      answers[s.index] = chunkAnswer(refs[s.index].key, found.length > 0 ? found[0][1] : null, now);
+      const key = refs[s.index].key;
+      const record = found[n].length > 0 ? found[n][0][1] : undefined;
+      answers[s.index] = record ? chunkAnswer(key, record, lookups.seek(record, key), now) : notFound(key);
     });
   }
 }
@@ -184,8 +216,8 @@ function storedAnswer(key: Buffer, value: Buffer | undefined, now: number): Entr
   return !value || (expiresAt !== 0 && expiresAt <= now) ? notFound(key) : foundEntry(key, valueBytes(value), valueSequence(value));
 }
 
-/** The answer for keyed-family `key` from the chunk record holding it (null: none). */
-function chunkAnswer(key: Buffer, record: Buffer | null, now: number): Entry {
-  const e = findIn(record, key, now);
+/** The answer for keyed-family `key` from the chunk record holding it, where a lookup found it (`at`, negative: absent). */
+function chunkAnswer(key: Buffer, record: Buffer, at: number, now: number): Entry {
+  const e = at >= 0 ? entryAt(record, at, now) : undefined;
   return e ? foundEntry(key, e.value, e.sequence) : notFound(key);
 }

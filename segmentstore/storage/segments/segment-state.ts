@@ -37,6 +37,9 @@ export class SegmentState {
 /** Default bytes of recently written family chunks kept in memory; the store's `--chunk-cache-mb` defaults to it. */
 export const DEFAULT_CHUNK_CACHE_BYTES = 64 * 1024 * 1024;
 
+/** Default bytes of family directories kept in memory; the store's `--directory-cache-mb` defaults to it. */
+export const DEFAULT_DIRECTORY_CACHE_BYTES = 16 * 1024 * 1024;
+
 /** Default LevelDB memtable size (see SegmentEngineOptions.writeBufferBytes for why 64 MiB); the store's `--write-buffer-mb` defaults to it. */
 export const DEFAULT_WRITE_BUFFER_BYTES = 64 * 1024 * 1024;
 
@@ -48,6 +51,39 @@ export const DEFAULT_LOG_BYTES = 256 * 1024 * 1024;
 
 /** Default longest time a durable write waits before it is applied to LevelDB; the store's `--log-apply-ms` defaults to it. */
 export const DEFAULT_LOG_APPLY_MS = 1000;
+
+/** LevelDB's block cache: classic-level's default, which kvt keeps. */
+export const LEVELDB_BLOCK_CACHE_BYTES = 8 * 1024 * 1024;
+
+/**
+ * LevelDB's open table files keep their index and bloom filter blocks in memory: a few per cent of
+ * the data, for at most ~1,000 tables of 2 MiB (classic-level's `maxOpenFiles` and `maxFileSize`).
+ * Measured: +30–40 MiB per store as its data grew from 0.2 to 1.2 GB (2,000,000 families).
+ */
+export const LEVELDB_OPEN_TABLES_BYTES = 64 * 1024 * 1024;
+
+/**
+ * What a segment store holds at rest beyond its caches and LevelDB's buffers, at most, measured with
+ * default settings (README, Storage, "Memory"): Node, V8 and gRPC themselves, the V8 heap's headroom
+ * above what the caches keep alive (V8 collects its old generation only as it nears a limit set from
+ * the live heap), Buffers that became garbage since the last collection, and the memory the allocator
+ * keeps after they are freed.
+ */
+export const RESTING_OVERHEAD_BYTES = 256 * 1024 * 1024;
+
+/**
+ * The anonymous memory (RSS less mapped files) a segment store holds at rest, at most: its chunk and
+ * directory caches, LevelDB's memtable twice (the one filling and the one being written out), its
+ * block cache and its open tables' indexes and filters, and {@link RESTING_OVERHEAD_BYTES}. Mapped files come beside it: LevelDB reads its
+ * table files through mmap, so RSS also counts the pages of them that reads touched (the kernel's page
+ * cache, given back under memory pressure).
+ */
+export function restingMemoryBound(o: { chunkCacheBytes?: number; directoryCacheBytes?: number; writeBufferBytes?: number } = {}): number {
+  const chunks = o.chunkCacheBytes ?? DEFAULT_CHUNK_CACHE_BYTES;
+  const directories = o.directoryCacheBytes ?? DEFAULT_DIRECTORY_CACHE_BYTES;
+  const memtables = 2 * (o.writeBufferBytes ?? DEFAULT_WRITE_BUFFER_BYTES);
+  return chunks + directories + memtables + LEVELDB_BLOCK_CACHE_BYTES + LEVELDB_OPEN_TABLES_BYTES + RESTING_OVERHEAD_BYTES;
+}
 
 /** Options of {@link SegmentEngine.open}. */
 export interface SegmentEngineOptions {
