@@ -28,6 +28,7 @@ import { LogApplier } from './log/log-applier';
 import { Overlay } from './overlay';
 import { countSegment, readFamilyPage, readScanPage } from './read/chunk-reader';
 import { FamilyStore, Serializer } from './chunks/family-store';
+import { FamilyPageReader } from './read/family-page-reader';
 import { readPage } from './read/page-reader';
 import { getAnswerCaps } from './read/page-caps';
 import { ObjectPageSink, PageSinkFactory, PageShape } from './read/page-sink';
@@ -73,6 +74,7 @@ export class SegmentEngine {
   private readonly catalog: SegmentCatalog;
   private readonly families: FamilyStore;
   private readonly points: PointReader;
+  private readonly familyPages: FamilyPageReader;
   private readonly ctx: StageContext;
   /** The store's clock for expiry, which never goes back (store-clock.ts). */
   private readonly storeClock: StoreClock;
@@ -104,6 +106,7 @@ export class SegmentEngine {
     this.ctx = { db, overlay: this.overlay, committer: this.committer, clock };
     this.families = new FamilyStore(this.ctx, options.chunkCacheBytes, options.directoryCacheBytes);
     this.points = new PointReader(db, this.overlay, this.families, clock);
+    this.familyPages = new FamilyPageReader(db, this.families, clock);
     this.committer.onCommitted = (entries) => this.families.committed(entries);
     this.committer.onFailure = (err) => {
       this.families.invalidate();
@@ -408,12 +411,14 @@ export class SegmentEngine {
   async iterateInto<P>(req: IterateInput, sinkFor: PageSinkFactory<P>): Promise<IterateResponse | P> {
     const seg = this.segment(req.segmentId);
     const checked = checkIterate(req);
-    // Staged writes of this segment become visible to the snapshot once LevelDB holds them.
-    return this.atSnapshot<IterateResponse | P>(seg, (view) => {
-      if (checked.family === '') return readPage(view, seg.dataPrefix, checked, this.storeClock.now());
-      const shape: PageShape = { maxItems: checked.maxItems, pageBytes: MAX_ITERATOR_PAGE_BYTES, includeValues: checked.includeValues };
-      return readFamilyPage(view, seg.dataPrefix, checked, this.storeClock.now(), sinkFor(shape));
-    });
+    // Family-less pages: staged writes of this segment become visible to the snapshot once LevelDB holds them.
+    if (checked.family === '') return this.atSnapshot(seg, (view) => readPage(view, seg.dataPrefix, checked, this.storeClock.now()));
+    return this.familyPages.read(seg, checked, sinkFor, () =>
+      this.atSnapshot(seg, (view) => {
+        const shape: PageShape = { maxItems: checked.maxItems, pageBytes: MAX_ITERATOR_PAGE_BYTES, includeValues: checked.includeValues };
+        return readFamilyPage(view, seg.dataPrefix, checked, this.storeClock.now(), sinkFor(shape));
+      }),
+    );
   }
 
   /**

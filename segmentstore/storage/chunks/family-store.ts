@@ -398,6 +398,56 @@ export class FamilyStore {
     if (cached) return { found: { entry: lookups.find(cached, key, now), staged: undefined } };
     return { chunkKey: dir.keys[c] };
   }
+  /**
+   * The chunks an iterator page of `family` walks, in walk order, located at this instant like
+   * {@link locate}'s: from the chunk holding user key `start` (undefined: the first chunk, or the last
+   * when `reverse`), at most `max` of them (`more`: chunks follow). Each comes with its record when
+   * memory has it (staged, with the batch a reader waits for, or cached), else with its exact key for
+   * LevelDB, which then holds its current record. `headOf`: the family's directory is not in memory,
+   * so LevelDB holds the whole family; its first chunk (under the prefix) tells whether it is all.
+   */
+  locatePage(seg: SegmentState, family: string, start: Buffer | undefined, reverse: boolean, max: number): PageChunks | { headOf: Buffer } {
+    const prefix = familyPrefix(seg.dataPrefix, family);
+    const dir = this.cachedDirectory(seg, prefix.toString('latin1'), false);
+    if (!dir) return { headOf: prefix };
+    const n = dir.keys.length;
+    const step = reverse ? -1 : 1;
+    let c = start === undefined ? (reverse ? n - 1 : 0) : dir.floor(start.toString('latin1'));
+    // A forward walk from below the first chunk starts at it; a reverse one from there finds nothing.
+    if (c < 0 && !reverse) c = 0;
+    const chunks: PageChunk[] = [];
+    for (; c >= 0 && c < n && chunks.length < max; c += step) {
+      const key = dir.keys[c];
+      const id = this.chunkId(dir, c);
+      const staged = this.ctx.overlay.get(id);
+      if (staged) chunks.push({ key, record: staged.value ?? undefined, staged: notDurable(staged.batch), absent: staged.value === null });
+      else chunks.push({ key, record: this.chunks.peek(id), staged: undefined, absent: false });
+    }
+    // No chunk left: the writes that emptied the family may not be durable yet (as in locate).
+    const emptied = n === 0 ? notDurable(seg.lastBatch) : undefined;
+    return { chunks, more: c >= 0 && c < n, emptied };
+  }
+}
+
+/** One chunk of an iterator page (see {@link FamilyStore.locatePage}). */
+export interface PageChunk {
+  /** Its storage key: what LevelDB is asked for when `record` is undefined. */
+  key: Buffer;
+  /** Its record as memory has it, or undefined (read LevelDB, unless `absent`). */
+  record: Buffer | undefined;
+  /** The batch of its staged write that is not durable yet: the page waits for it. */
+  staged: StagedBatch | undefined;
+  /** Removed by a staged write (not expected in a directory, which drops a chunk as it is removed). */
+  absent: boolean;
+}
+
+/** The chunks of one iterator page (see {@link FamilyStore.locatePage}). */
+export interface PageChunks {
+  chunks: PageChunk[];
+  /** More chunks follow the last one in walk order. */
+  more: boolean;
+  /** For an empty family: the batch (not durable yet) of the writes that emptied it. */
+  emptied: StagedBatch | undefined;
 }
 
 /** Where {@link FamilyStore.locate} found a key: answered from memory, or a LevelDB record to read. */

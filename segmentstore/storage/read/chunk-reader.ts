@@ -59,10 +59,10 @@ async function forwardFrom(db: Db, prefix: Buffer, startKey: Buffer | undefined,
 
 const live = (e: ChunkEntry, now: number): boolean => e.expiresAt === 0 || e.expiresAt > now;
 
-type Bound = NonNullable<ReturnType<typeof userBounds>['lower']>;
+export type Bound = NonNullable<ReturnType<typeof userBounds>['lower']>;
 
 /** True when no key lies between `lower` and `upper`. */
-function emptyBetween(lower: Bound, upper: Bound): boolean {
+export function emptyBetween(lower: Bound, upper: Bound): boolean {
   const c = Buffer.compare(lower.key, upper.key);
   return c > 0 || (c === 0 && !(lower.inclusive && upper.inclusive));
 }
@@ -71,7 +71,7 @@ function emptyBetween(lower: Bound, upper: Bound): boolean {
  * The entry walk of one family page over the chunk records read in turn: skips entries outside the
  * bounds and expired ones, and hands the rest to the sink until it is full.
  */
-class FamilyPageWalk<P> {
+export class FamilyPageWalk<P> {
   /** The chunk record being walked: entry keys are compared where they lie in it. */
   private record: Buffer = EMPTY;
   /** Set when the page ended because the next entry did not fit (something follows). */

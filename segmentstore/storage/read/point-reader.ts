@@ -183,7 +183,7 @@ export class PointReader {
 }
 
 /** Resolves true once every batch of `batches` is durable, false as soon as one failed. */
-async function allDurable(batches: Set<StagedBatch>): Promise<boolean> {
+export async function allDurable(batches: Set<StagedBatch>): Promise<boolean> {
   for (const batch of batches)
     if (
       !(await batch.done.then(

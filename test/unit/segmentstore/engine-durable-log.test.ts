@@ -57,9 +57,13 @@ describe('SegmentEngine with its durable log', () => {
     expect(await read(engine, 'f', 'k')).toBe('v1');
     expect(await read(engine, '', 'plain')).toBe('p1');
     expect(engine.commitStats.applies).toBe(0);
-    // An iterator reads a LevelDB snapshot: what it needs is applied first.
+    // A family's iterator page is located like a point read: from memory, nothing applied.
     const page = await engine.iterate({ segmentId: SEG, family: 'f', maxItems: 10, includeValues: true });
     expect(page.items.map((e) => Buffer.from(e.value).toString())).toEqual(['v1']);
+    expect(engine.commitStats.applies).toBe(0);
+    // A family-less iterator reads a LevelDB snapshot: what it needs is applied first.
+    const plain = await engine.iterate({ segmentId: SEG, family: '', maxItems: 10, includeValues: true });
+    expect(plain.items.map((e) => Buffer.from(e.value).toString())).toEqual(['p1']);
     expect(engine.commitStats.applies).toBe(1);
     expect((await engine.segmentInfo(SEG)).entryCount).toBe('2');
     expect(engine.commitStats.applies).toBe(1); // nothing new to apply

@@ -13,12 +13,13 @@
  * ballast to another segment between them), then remove whole chunks and cut boundaries. The first
  * reads every way with iterator reads of LevelDB answering up to 10 ms late at random, as on a busy
  * disk (test/harness/leveldb-delays.ts), so that the steps of a read straddle applies; the second
- * reads by multi-key gets, with a small chunk cache (gets read chunks from LevelDB) and slow gets.
+ * reads by multi-key gets, with a small chunk cache (gets read chunks from LevelDB) and slow gets;
+ * the third and fourth by iterator pages the same way, the fourth with no directory cached.
  * Each read must show one state of its family between the updates completed before it began and
  * those begun before it ended (test/harness/engine-history.ts): never a key every such state holds
  * missing, never part of one update, never keys of two states in one get.
  *
- * KVT_MODEL_ROUNDS scales all three (default 10 rounds; 8 and 4 × as many writer steps) and
+ * KVT_MODEL_ROUNDS scales all of them (default 10 rounds; 8 and 4 × as many writer steps) and
  * KVT_MODEL_SEED (default 1) picks another seed.
  */
 import { performance } from 'node:perf_hooks';
@@ -186,6 +187,26 @@ describe('segment engine against an exact model, families of many chunks, applie
 const CONCURRENT = [
   { name: 'while chunks split beside writes over an apply slice', options: {}, slow: ['all'], ballast: true, reads: undefined, steps: 8 * ROUNDS },
   { name: 'of multi-key gets while updates rewrite the chunks they read', options: { chunkCacheBytes: 32 * 1024 }, slow: ['get', 'getMany'], ballast: false, reads: 'get', steps: 4 * ROUNDS },
+  // Iterator pages read a family's chunks like gets (read/family-page-reader.ts): from memory, or
+  // by exact key from one snapshot; and with no directory cached, its first chunk, then an iterator.
+  // Applies every few ms, reads of chunks queued up to 10 ms: a chunk a page located in LevelDB may be
+  // rewritten and applied before it is read.
+  {
+    name: 'of iterator pages while updates rewrite the chunks they read',
+    options: { chunkCacheBytes: 32 * 1024, logApplyMs: 2 },
+    slow: ['getMany-queued', 'all'],
+    ballast: false,
+    reads: 'iterate',
+    steps: 4 * ROUNDS,
+  },
+  {
+    name: 'of iterator pages of families whose directories are not cached',
+    options: { chunkCacheBytes: 32 * 1024, directoryCacheBytes: 1, logApplyMs: 2 },
+    slow: ['getMany-queued', 'all'],
+    ballast: false,
+    reads: 'iterate',
+    steps: 4 * ROUNDS,
+  },
 ] satisfies { name: string; options: SegmentEngineOptions; slow: OneShotRead[]; ballast: boolean; reads: ReadKind | undefined; steps: number }[];
 
 describe.each(CONCURRENT)('segment engine under concurrent readers, $name', ({ options, slow, ballast: withBallast, reads: readKind, steps: STEPS }) => {

@@ -154,22 +154,16 @@ describe('SegmentEngine reads while the log holds writes LevelDB does not have',
     expect(await found(engine, 'f', [127, 128, 150, 255, 256, 383])).toEqual([127, 256, 383]);
   });
 
-  it('iterates a family that an apply splits between its slices, read as it was before the apply or after it, never between', async () => {
+  it('reads a family that an apply splits between its slices as it was before the apply or after it, never between', async () => {
     const engine = await open();
     await engine.createSegment(SEG);
     await engine.createSegment(OTHER);
     await putAll(engine, SEG, 'f', 0, 100); // one chunk
     await engine.segmentInfo(SEG); // applied
-    // A read that starts now runs its LevelDB reads late, as on a busy thread pool.
+    // Snapshot reads that start now run their LevelDB reads late, as on a busy thread pool.
     const held = holdLevelDbReads();
-    const reading = Promise.all([
-      engine.iterate({ segmentId: SEG, family: 'f', maxItems: 1000 }),
-      engine.iterate({ segmentId: SEG, family: 'f', maxItems: 1000, from: key(10) }),
-      engine.iterate({ segmentId: SEG, family: 'f', maxItems: 1000, reverse: true }),
-      engine.scan({ segmentId: SEG, maxItems: 1000, includeValues: false }),
-      engine.segmentInfo(SEG),
-    ]);
-    await held.reached(5);
+    const reading = Promise.all([engine.scan({ segmentId: SEG, maxItems: 1000, includeValues: false }), engine.segmentInfo(SEG)]);
+    await held.reached(2);
     // The family's chunk is the first write of the apply's window (its first slice), then over a MiB of
     // other writes, then an update that splits that chunk: its new right half goes in the last slice.
     await putAll(engine, SEG, 'f', 0, 1, () => Buffer.from('touched'));
@@ -177,24 +171,43 @@ describe('SegmentEngine reads while the log holds writes LevelDB does not have',
     const inserted: ModificationInput[] = [];
     for (let i = 0; i < 40; i++) inserted.push({ type: 'INSERT', family: 'f', key: Buffer.from(`${key(50)}-${i}`), value: Buffer.from('new') });
     await engine.update({ segmentId: SEG, modifications: inserted });
-    // The held reads go on once LevelDB holds the apply's first slice, and end before its last.
+    // Between the apply's slices: the family's pages (located like point reads, in memory) and a
+    // Get; then the held snapshot reads go on, and end before the last slice.
     let between = false;
+    let pages: Awaited<ReturnType<SegmentEngine['iterate']>>[] = [];
     const slices = afterNextChainedWrite(async () => {
       between = true;
+      pages = await Promise.all([
+        engine.iterate({ segmentId: SEG, family: 'f', maxItems: 1000, includeValues: true }),
+        engine.iterate({ segmentId: SEG, family: 'f', maxItems: 1000, from: key(10) }),
+        engine.iterate({ segmentId: SEG, family: 'f', maxItems: 1000, reverse: true }),
+        engine.iterate({ segmentId: SEG, family: 'f', maxItems: 7, to: key(50), toInclusive: true, reverse: true }),
+      ]);
       held.release();
       await reading;
     });
     await engine.segmentInfo(OTHER); // the apply
     slices.restore();
     expect(between).toBe(true);
-    const [forward, from, reverse, scan, info] = await reading;
+    const [scan, info] = await reading;
     const keysOf = (items: { key: Uint8Array }[]) => items.map((e) => Buffer.from(e.key).toString());
     const before = Array.from({ length: 100 }, (_, i) => key(i).toString());
-    expect(keysOf(forward.items)).toEqual(before);
-    expect(keysOf(from.items)).toEqual(before.slice(10));
-    expect(keysOf(reverse.items)).toEqual([...before].reverse());
     expect(keysOf(scan.items)).toEqual(before);
     expect(info.entryCount).toBe('100');
+    // The pages read during the apply: every write of it, all of them acknowledged before.
+    const after = [...before, ...inserted.map((m) => Buffer.from(m.key!).toString())].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+    const [forward, from, reverse, short] = pages;
+    expect(keysOf(forward.items)).toEqual(after);
+    expect(Buffer.from(forward.items[0].value).toString()).toBe('touched');
+    expect(keysOf(from.items)).toEqual(after.filter((k) => k >= key(10).toString()));
+    expect(keysOf(reverse.items)).toEqual([...after].reverse());
+    expect(keysOf(short.items)).toEqual(
+      after
+        .filter((k) => k <= key(50).toString())
+        .reverse()
+        .slice(0, 7),
+    );
+    expect(short.done).toBe(false);
     expect(engine.commitStats.applies).toBe(2);
   });
 

@@ -1,0 +1,122 @@
+/**
+ * Iterator pages of one keyed family, for `SegmentEngine.iterateInto`, read the way point reads are
+ * (point-reader.ts): the chunks the page walks are located synchronously, in memory (a staged or
+ * cached record, the family's directory) or as LevelDB records to read by their exact keys, and
+ * those are read from one explicit LevelDB snapshot taken in the same instant. So a page answers
+ * the state at that instant without waiting for the durable log's apply and without an iterator's
+ * seek through LevelDB's levels: a recently written family (its directory and chunks in memory)
+ * answers with no LevelDB read at all. A page that used a staged write answers once its batch is
+ * durable (read again if it failed), so no page tells of a write a crash could still take back.
+ *
+ * A family whose directory is not in memory has no write LevelDB lacks (a directory stays pinned
+ * until LevelDB holds its writes), so LevelDB's records are the family: its first chunk, read from
+ * the snapshot, is the whole family when marked sole; a family of several chunks is read with an
+ * iterator over the same snapshot (chunk-reader.ts). A page locates as many chunks as it has
+ * items (at least {@link PAGE_CHUNKS}): every chunk holds a live entry unless its entries expired
+ * and are not swept yet, so that fills the page; if it does not, the page is read as before, at a
+ * snapshot once LevelDB holds every write of the segment. A page thus ends short only at its caps.
+ */
+import type { ClassicLevel } from 'classic-level';
+import { ErrorCodes } from '../../../proto/error-codes';
+import { MAX_ITERATOR_PAGE_BYTES } from '../../../proto/limits';
+import { KvtFault } from '../../../server-kit/fault';
+import { isSoleChunk } from '../chunks/chunk-codec';
+import type { FamilyStore, PageChunk, StagedBatch } from '../chunks/family-store';
+import { userBounds } from '../key-range';
+import type { SegmentState } from '../segments/segment-state';
+import { emptyBetween, FamilyPageWalk, readFamilyPage } from './chunk-reader';
+import { allDurable } from './point-reader';
+import type { FamilyPageSink, PageShape, PageSinkFactory } from './page-sink';
+import type { CheckedIterate } from './read-validation';
+import { SnapshotView, type Snapshot } from './snapshot-view';
+
+/** Chunks a page locates at least (a page of few items over chunks of expired entries). */
+const PAGE_CHUNKS = 64;
+/** Chunk records read from LevelDB at once: bounds a page's memory (chunks hold values of up to 1 MiB). */
+const READ_SLICE = 8;
+
+/** What one attempt at a page ended with: the page, or that it must be read the slow way. */
+type Attempt<P> = { page: P; waitFor: Set<StagedBatch> } | undefined;
+
+/** Reads family pages of the segments of one engine. */
+export class FamilyPageReader {
+  constructor(
+    private readonly db: ClassicLevel<Buffer, Buffer>,
+    private readonly families: FamilyStore,
+    private readonly clock: () => number,
+  ) {}
+
+  /**
+   * One page of `req` (checked, a keyed family) of `seg`, made by a sink from `sinkFor`. `slow` reads
+   * it the way every page was read before: at a snapshot once LevelDB holds every write of the segment.
+   */
+  async read<P>(seg: SegmentState, req: CheckedIterate, sinkFor: PageSinkFactory<P>, slow: () => Promise<P>): Promise<P> {
+    // Updates that arrived earlier but still wait to be staged (reading first) come before this read.
+    if (seg.stagingTail) await seg.stagingTail;
+    const shape: PageShape = { maxItems: req.maxItems, pageBytes: MAX_ITERATOR_PAGE_BYTES, includeValues: req.includeValues };
+    for (let attempt = 1; ; attempt++) {
+      const got = await this.attempt(seg, req, sinkFor(shape), () => sinkFor(shape));
+      if (got === undefined) return slow();
+      if (await allDurable(got.waitFor)) return got.page;
+      if (attempt >= 3) throw new KvtFault(ErrorCodes.UNAVAILABLE, 'segment store cannot write to its storage; try again later');
+    }
+  }
+
+  private async attempt<P>(seg: SegmentState, req: CheckedIterate, sink: FamilyPageSink<P>, freshSink: () => FamilyPageSink<P>): Promise<Attempt<P>> {
+    const now = this.clock();
+    const { lower, upper } = userBounds(req);
+    if (lower && upper && emptyBetween(lower, upper)) return { page: sink.finish(true), waitFor: new Set() };
+    const walk = new FamilyPageWalk(lower, upper, now, sink);
+    const visit = req.reverse ? walk.backwardRecord : walk.forwardRecord;
+    // Located and snapshotted in one synchronous pass: the page is the family at this instant.
+    const where = this.families.locatePage(seg, req.family, req.reverse ? upper?.key : lower?.key, req.reverse, Math.max(PAGE_CHUNKS, req.maxItems));
+    const waitFor = new Set<StagedBatch>();
+    if ('headOf' in where) {
+      const snapshot = this.db.snapshot();
+      try {
+        const [head] = await this.db.getMany([where.headOf], { snapshot });
+        if (head === undefined) return { page: sink.finish(true), waitFor };
+        if (isSoleChunk(head)) {
+          visit(where.headOf, head);
+          return { page: sink.finish(!walk.full), waitFor };
+        }
+        // Several chunks, all in LevelDB: an iterator over the same snapshot.
+        return { page: await readFamilyPage(new SnapshotView(this.db, snapshot), seg.dataPrefix, req, now, freshSink()), waitFor };
+      } finally {
+        await snapshot.close();
+      }
+    }
+    if (where.emptied) waitFor.add(where.emptied);
+    const { chunks } = where;
+    const snapshot = chunks.some((c) => c.record === undefined && !c.absent) ? this.db.snapshot() : undefined;
+    try {
+      for (let from = 0; from < chunks.length; from += READ_SLICE) {
+        const slice = chunks.slice(from, from + READ_SLICE);
+        const records = await this.records(slice, snapshot);
+        for (let i = 0; i < slice.length; i++) {
+          if (slice[i].staged) waitFor.add(slice[i].staged!);
+          const record = records[i];
+          if (record !== undefined && !visit(slice[i].key, record)) return { page: sink.finish(!walk.full), waitFor };
+        }
+      }
+    } finally {
+      await snapshot?.close();
+    }
+    // Chunks of expired entries kept the page from filling before the located ones ran out.
+    return where.more ? undefined : { page: sink.finish(true), waitFor };
+  }
+
+  /** The records of `slice`, from memory or the snapshot (undefined: none). */
+  private async records(slice: readonly PageChunk[], snapshot: Snapshot | undefined): Promise<(Buffer | undefined)[]> {
+    const out = slice.map((c) => c.record);
+    const missing: number[] = [];
+    for (let i = 0; i < slice.length; i++) if (out[i] === undefined && !slice[i].absent) missing.push(i);
+    if (missing.length === 0) return out;
+    const read = await this.db.getMany(
+      missing.map((i) => slice[i].key),
+      { snapshot },
+    );
+    missing.forEach((i, n) => (out[i] = read[n]));
+    return out;
+  }
+}
