@@ -9,7 +9,7 @@
  * client's write made in between.)
  */
 import { MAX_GET_KEYS } from '../proto/limits';
-import type { Entry, SubResponse } from '../proto/messages';
+import type { Entry } from '../proto/messages';
 import { ServiceError, TableNotFoundError } from './errors';
 import { AbstractKeyValueTable, KeysRead } from './internal/abstract-key-value-table';
 import { routingPoint, partitionIndex } from './internal/hashing';
@@ -17,7 +17,7 @@ import type { IteratorState } from './internal/iterator-state';
 import type { Route, RoutingTable } from './internal/routing';
 import { getKeyBytes } from './internal/wire-codec';
 import { iteratePages } from './internal/table-iterator';
-import type { PageItemBuilder } from './internal/wire-decoder';
+import type { ClientSubResponse as SubResponse, PageItemBuilder } from './internal/wire-decoder';
 import { StaleGrouping, TableTransport } from './internal/table-transport';
 import { UpdateEncoder } from './internal/update-encoder';
 import { versionsOf } from './internal/update-versions';

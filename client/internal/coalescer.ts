@@ -10,12 +10,13 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { MAX_GET_KEYS, MAX_MESSAGE_BYTES } from '../../proto/limits';
-import type { ExecuteResponse, SubResponse, WireError } from '../../proto/messages';
+import type { WireError } from '../../proto/messages';
 import { InvalidArgumentError, ObjectClosedError, ServiceError, UnavailableError } from '../errors';
 import { ClientMetrics, NO_CLIENT_METRICS } from './client-metrics';
 import { callUnary, Connections } from './connections';
 import { ExecuteStreams } from './execute-streams';
 import { ClientExecuteRequest, ClientGetRequest, ClientSubRequest, subRequestBytes } from './wire-codec';
+import type { ClientExecuteResponse as ExecuteResponse, ClientSubResponse as SubResponse } from './wire-decoder';
 
 /** Tuning of the coalescer. */
 export interface CoalescerOptions {
@@ -76,6 +77,12 @@ export interface Pending {
  * over it would be refused by grpc-js, and on a stream that cancels every call in flight on it.
  */
 export const MAX_EXECUTE_BYTES = MAX_MESSAGE_BYTES - 1024;
+
+/**
+ * Iterator pages in one Execute call: each answers up to 2 MiB of keys and values (MAX_ITERATOR_PAGE_BYTES),
+ * so that these and the Gets' 32 MiB (MAX_GET_ANSWER_BYTES) stay well within one message.
+ */
+export const MAX_PAGES_PER_CALL = 8;
 
 /** How often queued and in-flight requests are checked against their own deadlines. */
 const DEADLINE_SWEEP_MS = 25;
@@ -251,9 +258,11 @@ export class Coalescer {
     const batch: Pending[] = [];
     const maxBytes = Math.min(this.options.maxBytes, MAX_EXECUTE_BYTES);
     let bytes = 0;
+    let pages = 0;
     while (q.queue.length > 0 && batch.length < count) {
       const next = q.queue[0];
       if (batch.length > 0 && bytes + next.bytes > maxBytes) break;
+      if (next.sub.iterate && pages >= MAX_PAGES_PER_CALL) break;
       q.queue.shift();
       q.bytes -= next.bytes;
       if (next.deadline <= now) {
@@ -262,6 +271,7 @@ export class Coalescer {
       }
       batch.push(next);
       bytes += next.bytes;
+      if (next.sub.iterate) pages++;
     }
     return batch;
   }

@@ -15,10 +15,10 @@
  * The next call after a break opens a new stream.
  */
 import * as grpc from '@grpc/grpc-js';
-import type { ExecuteResponse, IterateRequestInput, WireError } from '../../proto/messages';
+import type { IterateRequestInput, WireError } from '../../proto/messages';
 import type { Connections, ServiceClient } from './connections';
 import type { ClientExecuteRequest, ClientExecuteStreamRequest } from './wire-codec';
-import type { ClientStreamResponse } from './wire-decoder';
+import type { ClientExecuteResponse, ClientStreamResponse } from './wire-decoder';
 
 type Stream = grpc.ClientDuplexStream<ClientExecuteStreamRequest, ClientStreamResponse>;
 
@@ -130,7 +130,7 @@ export class ExecuteStreams {
   }
 
   /** Runs `request` on the store at `address`; rejects like a unary `Execute` would. */
-  async execute(address: string, request: ClientExecuteRequest, deadline: number): Promise<ExecuteResponse> {
+  async execute(address: string, request: ClientExecuteRequest, deadline: number): Promise<ClientExecuteResponse> {
     const answer = await this.streamsOf(address).execute.send({ request }, deadline);
     return answer.response ?? { responses: [] };
   }

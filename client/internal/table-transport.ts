@@ -12,14 +12,15 @@
  */
 import type * as grpc from '@grpc/grpc-js';
 import { ERROR_CODE_TRAILER } from '../../proto/error-codes';
-import type { IterateRequestInput, Routing, ScanRequestInput, ScanResponse, SubResponse, WireError } from '../../proto/messages';
+import type { IterateRequestInput, Routing, ScanRequestInput, ScanResponse, WireError } from '../../proto/messages';
+import type { ClientSubResponse as SubResponse } from './wire-decoder';
 import { KvtError, ObjectClosedError, OverloadedError, TableNotActiveError, UnavailableError } from '../errors';
 import { Coalescer } from './coalescer';
 import { callUnary, Connections } from './connections';
 import { backoffMs, isRefusedUnrun, isTransient, outcomeUnknown, RetryOptions, sleep, surelyNotSent } from './retry';
 import { Route, RoutingCache, RoutingTable } from './routing';
 import { ErrorSite, toKvtError } from './status-to-error';
-import type { ClientSubRequest } from './wire-codec';
+import { ClientSubRequest, encodeIterateRequest } from './wire-codec';
 
 /** How one request may be retried and how to name its keys in errors. */
 export interface RequestPolicy {
@@ -38,6 +39,9 @@ export interface TransportSettings {
   retry: RetryOptions;
   logger?: { debug?(msg: string, fields?: Record<string, unknown>): void };
 }
+
+/** Iterator pages of at most this many items travel in coalesced Execute calls (see TableTransport.read). */
+export const MAX_COALESCED_PAGE_ITEMS = 64;
 
 /**
  * Thrown by a request's route pick when the routing it finds no longer fits how the request was put
@@ -96,7 +100,7 @@ export class TableTransport {
     return table!;
   }
 
-  /** Sends one Update or Get sub-request for the partition `pick` selects; resolves its successful sub-response. */
+  /** Sends one Update, Get or Iterate sub-request for the partition `pick` selects; resolves its successful sub-response. */
   execute(pick: (t: RoutingTable) => Route, build: (segmentId: string) => ClientSubRequest, policy: RequestPolicy): Promise<{ response: SubResponse; segmentId: string }> {
     return this.withRetries(
       pick,
@@ -112,7 +116,10 @@ export class TableTransport {
   /**
    * One read-only call (`Iterate` or `Scan`) on the partition `pick` selects, retried like any read;
    * resolves the answer (Iterate: the undecoded `IterateResponse`, see decodeIteratePage) and the
-   * route it came from (whose segment id the versions belong to).
+   * route it came from (whose segment id the versions belong to). A page of at most
+   * {@link MAX_COALESCED_PAGE_ITEMS} items goes with the coalesced calls (as the first page of a
+   * layer's reads of one key or a few); a larger one over the store's iterator stream, so that its
+   * up to 2 MiB never hold back the small answers of the calls around it.
    */
   read<M extends 'Iterate' | 'Scan'>(
     method: M,
@@ -124,13 +131,22 @@ export class TableTransport {
       pick,
       async (route, deadline) => {
         const streams = this.coalescer.streams;
-        if (method === 'Iterate' && streams) {
-          try {
-            const page = await streams.iterate(route.address, build(route.segmentId) as IterateRequestInput, deadline);
-            return { response: page as Res, route };
-          } catch (err) {
-            // A page's own error arrives as a wire error, as a failed sub-request's does.
-            throw isWire(err) ? new SubError(err) : err;
+        if (method === 'Iterate') {
+          const request = build(route.segmentId) as IterateRequestInput;
+          if ((request.maxItems ?? 0) <= MAX_COALESCED_PAGE_ITEMS) {
+            // A small page is a sub-request: the pages of concurrent iterators travel together with gets and updates.
+            const response = await this.coalescer.submit(route.address, { iterate: encodeIterateRequest(request) }, deadline);
+            if (response.error) throw new SubError(response.error);
+            return { response: (response.iterate ?? Buffer.alloc(0)) as Res, route };
+          }
+          if (streams) {
+            try {
+              const page = await streams.iterate(route.address, request, deadline);
+              return { response: page as Res, route };
+            } catch (err) {
+              // A page's own error arrives as a wire error, as a failed sub-request's does.
+              throw isWire(err) ? new SubError(err) : err;
+            }
           }
         }
         const store = this.connections.store(route.address);

@@ -127,7 +127,27 @@ export interface ClientGetRequest {
 }
 
 /** A sub-request as the client sends it: a get, or an update with encoded modifications. */
-export type ClientSubRequest = { update: EncodedUpdateRequest; get?: undefined } | { get: ClientGetRequest; update?: undefined };
+export type ClientSubRequest =
+  | { update: EncodedUpdateRequest; get?: undefined; iterate?: undefined }
+  | { get: ClientGetRequest; update?: undefined; iterate?: undefined }
+  | { iterate: EncodedIterateRequest; update?: undefined; get?: undefined };
+
+/** An IterateRequest encoded once, when its page is asked for (see {@link encodeIterateRequest}). */
+export class EncodedIterateRequest {
+  constructor(readonly bytes: Buffer) {}
+}
+
+/** Encodes an IterateRequest (by the loader's encoder: a small message, one per page). */
+export function encodeIterateRequest(req: IterateRequestInput): EncodedIterateRequest {
+  return new EncodedIterateRequest(kvtPackage().SegmentStore.service.Iterate.requestSerialize(req) as Buffer);
+}
+
+/** The encoded IterateRequest of a sub-request that asks for a page, if it does. */
+function iterateOf(s: SubRequest | ClientSubRequest): Buffer | undefined {
+  const it = s.iterate;
+  if (!it) return undefined;
+  return it instanceof EncodedIterateRequest ? it.bytes : encodeIterateRequest(it as IterateRequestInput).bytes;
+}
 
 /** An `ExecuteRequest` as the client sends it. */
 export interface ClientExecuteRequest {
@@ -140,11 +160,15 @@ type AnyUpdate = UpdateRequest | EncodedUpdateRequest;
 interface SubSizes {
   member: number;
   items: number[];
+  /** The encoded IterateRequest of a page's sub-request. */
+  page?: Buffer;
 }
 
 const NO_ITEMS: number[] = [];
 
 function subRequestSizes(s: SubRequest | ClientSubRequest): SubSizes {
+  const page = iterateOf(s);
+  if (page) return { member: page.length, items: NO_ITEMS, page };
   const body: AnyUpdate | ClientGetRequest | null | undefined = s.update ?? s.get;
   if (!body) return { member: 0, items: NO_ITEMS };
   let member = body.segmentId ? fieldSize(strLen(body.segmentId)) : 0;
@@ -165,7 +189,7 @@ function subRequestSizes(s: SubRequest | ClientSubRequest): SubSizes {
  * Gets merged into one sub-request take a little less than the sum of theirs.
  */
 export function subRequestBytes(sub: ClientSubRequest): number {
-  return fieldSize((sub.update ?? sub.get) ? fieldSize(subRequestSizes(sub).member) : 0);
+  return fieldSize((sub.update ?? sub.get ?? sub.iterate) ? fieldSize(subRequestSizes(sub).member) : 0);
 }
 
 /** Bytes one key of a Get takes in an encoded `ExecuteRequest` (family and key with their framing). */
@@ -174,6 +198,13 @@ export function getKeyBytes(familyBytes: number, keyBytes: number): number {
 }
 
 function writeSubRequest(w: Writer, s: SubRequest | ClientSubRequest, sizes: SubSizes): void {
+  if (sizes.page) {
+    w.tagLen((1 << 3) | 2, fieldSize(sizes.member));
+    w.tagLen((3 << 3) | 2, sizes.member);
+    w.buf.set(sizes.page, w.pos);
+    w.pos += sizes.page.length;
+    return;
+  }
   const body: AnyUpdate | ClientGetRequest | null | undefined = s.update ?? s.get;
   w.tagLen((1 << 3) | 2, body ? fieldSize(sizes.member) : 0);
   if (!body) return;
@@ -209,7 +240,7 @@ function sizeExecuteRequest(req: ExecuteRequest | ClientExecuteRequest): SizedRe
   const subs: (SubRequest | ClientSubRequest)[] = req.requests ?? [];
   const sizes = subs.map(subRequestSizes);
   let length = 0;
-  for (let i = 0; i < subs.length; i++) length += fieldSize((subs[i].update ?? subs[i].get) ? fieldSize(sizes[i].member) : 0);
+  for (let i = 0; i < subs.length; i++) length += fieldSize((subs[i].update ?? subs[i].get ?? sizes[i].page) ? fieldSize(sizes[i].member) : 0);
   return { subs, sizes, length };
 }
 

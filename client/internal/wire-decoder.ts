@@ -9,7 +9,7 @@
  * One cursor per message and plain offsets for nested messages: no reader object per field or entry.
  * Errors and semantics are those of proto/wire.ts's Reader.
  */
-import type { Entry, ExecuteResponse, ExecuteStreamResponse, SubResponse, UpdateResponse } from '../../proto/messages';
+import type { Entry, ExecuteStreamResponse, SubResponse, UpdateResponse } from '../../proto/messages';
 
 const EMPTY: Buffer = Buffer.alloc(0);
 
@@ -215,27 +215,36 @@ function decodeError(c: Cursor, end: number): NonNullable<SubResponse['error']> 
   return e;
 }
 
-function decodeSubResponse(c: Cursor, end: number): SubResponse {
-  const s: SubResponse = {};
+/** A `SubResponse` as the client reads it: an iterator page stays undecoded (decodeIteratePage). */
+export type ClientSubResponse = Omit<SubResponse, 'iterate'> & { iterate?: Buffer | null };
+/** An `ExecuteResponse` as the client reads it. */
+export interface ClientExecuteResponse {
+  responses: ClientSubResponse[];
+}
+
+function decodeSubResponse(c: Cursor, end: number): ClientSubResponse {
+  const s: ClientSubResponse = {};
   while (c.pos < end) {
     const tag = c.varint(end);
     if (tag === ((1 << 3) | 2)) s.update = decodeUpdate(c, c.field(end));
     else if (tag === ((2 << 3) | 2)) s.get = { entries: decodeEntries(c, c.field(end)) };
     else if (tag === ((3 << 3) | 2)) s.error = decodeError(c, c.field(end));
+    else if (tag === ((4 << 3) | 2)) s.iterate = c.bytes(end);
     else c.skip(tag & 7, end);
   }
   // The loader names the set member of the oneof; with several on the wire, the last field number wins.
-  if (s.error) s.response = 'error';
+  if (s.iterate) s.response = 'iterate';
+  else if (s.error) s.response = 'error';
   else if (s.get) s.response = 'get';
   else if (s.update) s.response = 'update';
   return s;
 }
 
-/** Decodes an `ExecuteResponse` exactly as the loader would. */
-export function decodeExecuteResponse(buf: Buffer): ExecuteResponse {
+/** Decodes an `ExecuteResponse` exactly as the loader would, except that an iterator page stays bytes. */
+export function decodeExecuteResponse(buf: Buffer): ClientExecuteResponse {
   const c = new Cursor(buf);
   const end = buf.length;
-  const responses: SubResponse[] = [];
+  const responses: ClientSubResponse[] = [];
   while (c.pos < end) {
     const tag = c.varint(end);
     if (tag === ((1 << 3) | 2)) responses.push(decodeSubResponse(c, c.field(end)));
@@ -245,7 +254,7 @@ export function decodeExecuteResponse(buf: Buffer): ExecuteResponse {
 }
 
 /** An `ExecuteStreamResponse` as the client reads it: an Iterate page stays undecoded (decodeIteratePage). */
-export type ClientStreamResponse = Omit<ExecuteStreamResponse, 'iterate'> & { iterate: Buffer | null };
+export type ClientStreamResponse = Omit<ExecuteStreamResponse, 'iterate' | 'response'> & { response: ClientExecuteResponse | null; iterate: Buffer | null };
 
 /** Decodes an `ExecuteStreamResponse` exactly as the loader would, except that `iterate` stays bytes. */
 export function decodeExecuteStreamResponse(buf: Buffer): ClientStreamResponse {

@@ -9,6 +9,7 @@
  * difference; the equivalence is tested against the loader in test/unit/segmentstore/wire-codec.test.ts.
  */
 import { CONDITION_KIND_NAMES, enumName, MODIFICATION_TYPE_NAMES } from '../../proto/enums';
+import { segmentStoreService } from '../../proto/load';
 import { Reader } from '../../proto/wire';
 import { WireModification } from './wire-modification';
 
@@ -133,17 +134,24 @@ function decodeKeyRef(r: Reader, strings: Strings): Record<string, unknown> {
   return k;
 }
 
-/** A SubRequest (update = 1, get = 2), read by `r` narrowed to it, with its oneof's virtual field. */
+/**
+ * A SubRequest (update = 1, get = 2, iterate = 3), read by `r` narrowed to it, with its oneof's
+ * virtual field. The small IterateRequest is decoded by the loader's own decoder.
+ */
 function decodeSubRequest(r: Reader, strings: Strings): Record<string, unknown> {
   const s: Record<string, unknown> = {};
   while (r.more()) {
     const tag = r.varint();
     if (tag === ((1 << 3) | 2)) s.update = decodeSegmentRequest(r.sub(), decodeModification, 'modifications', strings);
     else if (tag === ((2 << 3) | 2)) s.get = decodeSegmentRequest(r.sub(), decodeKeyRef, 'keys', strings);
-    else r.skip(tag & 7);
+    else if (tag === ((3 << 3) | 2)) {
+      const sub = r.sub();
+      s.iterate = segmentStoreService().Iterate.requestDeserialize(r.buf.subarray(sub.pos, sub.end));
+    } else r.skip(tag & 7);
   }
-  // The loader names the set member of the oneof; with both on the wire, the later field wins.
-  if (s.get) s.request = 'get';
+  // The loader names the set member of the oneof (a request sets one).
+  if (s.iterate) s.request = 'iterate';
+  else if (s.get) s.request = 'get';
   else if (s.update) s.request = 'update';
   return s;
 }

@@ -35,12 +35,12 @@
 import type * as grpc from '@grpc/grpc-js';
 import { ErrorCodes } from '../../proto/error-codes';
 import { MAX_ITERATOR_PAGE_BYTES, MAX_ITERATOR_PAGE_ITEMS, MAX_MESSAGE_BYTES } from '../../proto/limits';
-import type { ExecuteRequest, ExecuteResponse, IterateRequest, IterateResponse } from '../../proto/messages';
+import type { ExecuteRequest, IterateRequest, IterateResponse } from '../../proto/messages';
 import { bidiStreaming, MalformedRequest, toServiceError, wireErrorOf } from '../../server-kit/status';
 import { invalidArgument, KvtFault } from '../../server-kit/fault';
 import { BytePool, getAnswerCaps, PageCaps } from '../storage/read/page-caps';
 import { InFlightBudget } from './in-flight-budget';
-import { encodeExecuteStreamResponse, MalformedStreamMessage, StreamResponseMessage } from './wire-codec';
+import { encodeExecuteStreamResponse, MalformedStreamMessage, StreamResponseMessage, WireExecuteResponse } from './wire-codec';
 
 /** Messages of one stream that may run at once. */
 export const MAX_STREAM_IN_FLIGHT = 64;
@@ -101,7 +101,7 @@ export class ExecuteStreams {
    * @param inFlight the store-wide bound on requests held, shared with the unary calls
    */
   constructor(
-    private readonly run: (request: ExecuteRequest, budget: PageCaps) => Promise<ExecuteResponse>,
+    private readonly run: (request: ExecuteRequest, budget: PageCaps) => Promise<WireExecuteResponse>,
     private readonly iterate: (request: IterateRequest) => Promise<IterateResponse | Buffer>,
     private readonly onInternal: (err: unknown) => void,
     private readonly inFlight = new InFlightBudget(Infinity),

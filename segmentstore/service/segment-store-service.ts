@@ -11,14 +11,12 @@ import type {
   DeleteSegmentRequest,
   DeleteSegmentResponse,
   ExecuteRequest,
-  ExecuteResponse,
   GetRequest,
   GetSegmentInfoRequest,
   IterateRequest,
   ScanRequest,
   ListSegmentsResponse,
   SubRequest,
-  SubResponse,
   UpdateRequest,
   UpdateResponse,
 } from '../../proto/messages';
@@ -32,12 +30,13 @@ import type { UpdateOutcome } from '../storage/update-stager';
 import { ExecuteStreams } from './execute-stream';
 import { BOUNDED_METHODS, bounded, holdingAnswers, notingSizes } from './bounded-calls';
 import { InFlightBudget } from './in-flight-budget';
-import { withFastCodecs } from './wire-codec';
+import { SubResponseLike, WireExecuteResponse, withFastCodecs } from './wire-codec';
 import { iterateForWire } from './wire-page-sink';
 
-function subRequestKind(sub: SubRequest): 'update' | 'get' | undefined {
+function subRequestKind(sub: SubRequest): 'update' | 'get' | 'iterate' | undefined {
   if (sub?.request === 'update' || (sub?.request === undefined && sub?.update)) return 'update';
   if (sub?.request === 'get' || (sub?.request === undefined && sub?.get)) return 'get';
+  if (sub?.request === 'iterate' || (sub?.request === undefined && sub?.iterate)) return 'iterate';
   return undefined;
 }
 
@@ -48,19 +47,20 @@ function updateResponse(outcome: UpdateOutcome): UpdateResponse {
   return { sequences: NO_SEQUENCES, firstSequence: outcome.firstSequence === 0 ? '' : String(outcome.firstSequence) };
 }
 
-function errorResponse(err: unknown, segmentId: string | undefined): SubResponse {
+function errorResponse(err: unknown, segmentId: string | undefined): SubResponseLike {
   return { error: wireErrorOf(err, segmentId) };
 }
 
 /**
  * Runs every sub-request on its own (an Update is atomic by itself), in request order; all Updates
  * enter the same group commit. Results come back in request order. The Gets of one answer share
- * `budget` (by default the caps of one message; an ExecuteStream's also draw on the stream's pool).
+ * `budget` (by default the caps of one message; an ExecuteStream's also draw on the stream's pool);
+ * an iterator page is capped by itself (2 MiB: the client sends few in one call).
  */
-export function execute(engine: SegmentEngine, req: ExecuteRequest, budget = getAnswerCaps()): Promise<ExecuteResponse> {
+export function execute(engine: SegmentEngine, req: ExecuteRequest, budget = getAnswerCaps()): Promise<WireExecuteResponse> {
   const subs = Array.isArray(req?.requests) ? req.requests : [];
   const pending = engine.withHeldCommits((update) =>
-    subs.map((sub, i): Promise<SubResponse> => {
+    subs.map((sub, i): Promise<SubResponseLike> => {
       const kind = subRequestKind(sub);
       if (kind === 'update') {
         return update(sub.update!).then(
@@ -74,7 +74,13 @@ export function execute(engine: SegmentEngine, req: ExecuteRequest, budget = get
           (err) => errorResponse(err, sub.get!.segmentId),
         );
       }
-      return Promise.resolve(errorResponse(invalidArgument(`requests[${i}] holds neither update nor get`), undefined));
+      if (kind === 'iterate') {
+        return iterateForWire(engine, sub.iterate!).then(
+          (page) => ({ iterate: page }),
+          (err) => errorResponse(err, sub.iterate!.segmentId),
+        );
+      }
+      return Promise.resolve(errorResponse(invalidArgument(`requests[${i}] holds neither update, get nor iterate`), undefined));
     }),
   );
   return Promise.all(pending).then((responses) => ({ responses }));

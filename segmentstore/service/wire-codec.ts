@@ -114,9 +114,19 @@ export function encodeIterateResponse(res: IterateResponse): Buffer {
   return w.buf;
 }
 
-type SubResponseLike = ExecuteResponse['responses'][number];
+/** A SubResponse as the store writes it: an iterator page may come already encoded (wire-page-sink.ts). */
+export type SubResponseLike = Omit<ExecuteResponse['responses'][number], 'iterate'> & { iterate?: IterateResponse | Buffer | null };
+/** An `ExecuteResponse` as the store writes it. */
+export interface WireExecuteResponse {
+  responses: SubResponseLike[];
+}
 
-/** Payload size of the set member of one SubResponse's oneof (update = 1, get = 2, error = 3). */
+/** The iterator page of a SubResponse, encoded. */
+function pageOf(s: SubResponseLike): Buffer | undefined {
+  return s.iterate ? (Buffer.isBuffer(s.iterate) ? s.iterate : encodeIterateResponse(s.iterate)) : undefined;
+}
+
+/** Payload size of the set member of one SubResponse's oneof (update = 1, get = 2, error = 3, iterate = 4). */
 function memberSize(s: SubResponseLike): number {
   if (s.error) {
     const e = s.error;
@@ -127,6 +137,7 @@ function memberSize(s: SubResponseLike): number {
       (e.segmentId ? fieldSize(Buffer.byteLength(e.segmentId)) : 0)
     );
   }
+  if (s.iterate) return pageOf(s)!.length;
   let n = 0;
   if (s.get) for (const e of s.get.entries ?? []) n += fieldSize(entrySize(e, e.sequence ? Buffer.byteLength(e.sequence) : 0));
   else if (s.update) {
@@ -146,15 +157,18 @@ function writeError(w: Writer, e: NonNullable<SubResponseLike['error']>): void {
   if (e.segmentId) w.string((4 << 3) | 2, e.segmentId, Buffer.byteLength(e.segmentId));
 }
 
-function writeSubResponse(w: Writer, s: SubResponseLike, member: number): void {
-  const present = Boolean(s.error || s.get || s.update);
+function writeSubResponse(w: Writer, s: SubResponseLike, member: number, page: Buffer | undefined): void {
+  const present = Boolean(s.error || s.get || s.update || page);
   w.buf[w.pos++] = (1 << 3) | 2;
   w.varint(present ? fieldSize(member) : 0);
   if (!present) return;
-  w.buf[w.pos++] = s.error ? (3 << 3) | 2 : s.get ? (2 << 3) | 2 : (1 << 3) | 2;
+  w.buf[w.pos++] = s.error ? (3 << 3) | 2 : s.get ? (2 << 3) | 2 : page ? (4 << 3) | 2 : (1 << 3) | 2;
   w.varint(member);
   if (s.error) writeError(w, s.error);
-  else if (s.get) for (const e of s.get.entries ?? []) writeEntry(w, (1 << 3) | 2, e, e.sequence ? Buffer.byteLength(e.sequence) : 0);
+  else if (page) {
+    w.buf.set(page, w.pos);
+    w.pos += page.length;
+  } else if (s.get) for (const e of s.get.entries ?? []) writeEntry(w, (1 << 3) | 2, e, e.sequence ? Buffer.byteLength(e.sequence) : 0);
   else {
     for (const seq of s.update!.sequences ?? []) w.shortString((1 << 3) | 2, seq);
     if (s.update!.firstSequence) w.shortString((2 << 3) | 2, s.update!.firstSequence);
@@ -162,16 +176,18 @@ function writeSubResponse(w: Writer, s: SubResponseLike, member: number): void {
 }
 
 /** Encodes an `ExecuteResponse` (responses: repeated SubResponse = 1). */
-export function encodeExecuteResponse(res: ExecuteResponse): Buffer {
-  const responses = res.responses ?? [];
-  const members = responses.map(memberSize);
+export function encodeExecuteResponse(res: WireExecuteResponse | ExecuteResponse): Buffer {
+  const responses: SubResponseLike[] = res.responses ?? [];
+  // An object page is encoded once, for its size and its bytes.
+  const pages = responses.map(pageOf);
+  const members = responses.map((s, i) => (s.error ? memberSize(s) : pages[i] ? pages[i]!.length : memberSize(s)));
   let total = 0;
   for (let i = 0; i < responses.length; i++) {
     const s = responses[i];
-    total += fieldSize(s.error || s.get || s.update ? fieldSize(members[i]) : 0);
+    total += fieldSize(s.error || s.get || s.update || pages[i] ? fieldSize(members[i]) : 0);
   }
   const w = new Writer(Buffer.allocUnsafe(total));
-  for (let i = 0; i < responses.length; i++) writeSubResponse(w, responses[i], members[i]);
+  for (let i = 0; i < responses.length; i++) writeSubResponse(w, responses[i], members[i], responses[i].error ? undefined : pages[i]);
   return w.buf;
 }
 
@@ -227,7 +243,7 @@ export function decodeExecuteStreamRequest(buf: Buffer): StreamRequestMessage | 
 }
 
 /** An `ExecuteStreamResponse` as the store writes it: an Iterate page may come already encoded. */
-export type StreamResponseMessage = Omit<ExecuteStreamResponse, 'iterate'> & { iterate: IterateResponse | Buffer | null };
+export type StreamResponseMessage = Omit<ExecuteStreamResponse, 'iterate' | 'response'> & { response: WireExecuteResponse | ExecuteResponse | null; iterate: IterateResponse | Buffer | null };
 
 /** Encodes an `ExecuteStreamResponse`: the id, then the error, or the response and the page. */
 export function encodeExecuteStreamResponse(msg: StreamResponseMessage): Buffer {

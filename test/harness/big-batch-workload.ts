@@ -96,7 +96,7 @@ function payloadBytes(request: ClientExecuteRequest): number {
   let bytes = 0;
   for (const sub of request.requests) {
     if (sub.update) bytes += sub.update.modifications.bytes.length;
-    else for (const k of sub.get.keys) bytes += Buffer.byteLength(k.family ?? '') + (k.key?.length ?? 0);
+    else if (sub.get) for (const k of sub.get.keys) bytes += Buffer.byteLength(k.family ?? '') + (k.key?.length ?? 0);
   }
   return bytes;
 }

@@ -100,6 +100,37 @@ describe('KeyValueTable over gRPC', () => {
     expect(stats.calls - before.calls).toBeLessThanOrEqual(2);
   });
 
+  it('carries the small pages of concurrent iterators in the Execute calls of gets, eight at most per call, and large pages apart', async () => {
+    const stats = statsOf(factory);
+    await table.putAll(
+      'co-pages',
+      Array.from({ length: 100 }, (_, i) => [`k${String(i).padStart(3, '0')}`, `v${i}`] as const),
+    );
+    let before = { ...stats };
+    // 32 first pages of one key and 32 gets, started together: pages are sub-requests beside the gets.
+    const [pages, gets] = await Promise.all([
+      Promise.all(
+        Array.from({ length: 32 }, async (_, i) => {
+          for await (const page of table.entryIterator('co-pages', { maxKeysAtOnce: 1, from: `k${String(i).padStart(3, '0')}` })) return page.items.map((e) => e.key);
+          return [];
+        }),
+      ),
+      Promise.all(Array.from({ length: 32 }, (_, i) => table.get('co-pages', `k${String(i + 50).padStart(3, '0')}`))),
+    ]);
+    expect(pages).toEqual(Array.from({ length: 32 }, (_, i) => [`k${String(i).padStart(3, '0')}`]));
+    expect(gets.map((e) => e?.value)).toEqual(Array.from({ length: 32 }, (_, i) => `v${i + 50}`));
+    expect(stats.operations - before.operations).toBe(64);
+    // 32 pages, at most 8 to a call; the gets merged into the calls' Gets.
+    expect(stats.calls - before.calls).toBeGreaterThanOrEqual(4);
+    expect(stats.calls - before.calls).toBeLessThanOrEqual(8);
+    // A page of more than 64 items goes over the iterator stream, not in an Execute call.
+    before = { ...stats };
+    const all: unknown[] = [];
+    for await (const page of table.keyIterator('co-pages', { maxKeysAtOnce: 100 })) all.push(...page.items);
+    expect(all).toHaveLength(100);
+    expect(stats.calls - before.calls).toBe(0);
+  });
+
   it('shares large batches queued together between the calls it may have in flight', async () => {
     const stats = statsOf(factory);
     await table.put('co-big', 'warm-up', 'v');
@@ -134,7 +165,7 @@ describe('KeyValueTable over gRPC', () => {
       expect(read.map((e) => e?.value)).toEqual(Array.from({ length: 50 }, (_, i) => `v${i}`));
       expect(read.every((e, i) => e!.version.equals(versions[i]))).toBe(true);
       await expect(t.putIfAbsent(null, 'u0', 'again')).rejects.toBeInstanceOf(BadKeyVersionError);
-      // Iterators read pages with unary Iterate calls then.
+      // Iterators read small pages in the unary Execute calls then, and larger ones with unary Iterate calls.
       const pages = await pagesOf(t.entryIterator('un-f', { maxKeysAtOnce: 10 }));
       expect(pages.flatMap((p) => p.items.map((e) => e.value))).toEqual([
         'v1',

@@ -7,7 +7,7 @@ import { isTransient, outcomeUnknown, surelyNotSent } from '../../../client/inte
 import { RoutingCache } from '../../../client/internal/routing';
 import { TableTransport } from '../../../client/internal/table-transport';
 import { ERROR_CODE_TRAILER } from '../../../proto/error-codes';
-import type { SubResponse } from '../../../proto/messages';
+import type { ClientSubResponse as SubResponse } from '../../../client/internal/wire-decoder';
 
 /** A status error as grpc-js delivers it, with a kvt error code trailer when `kvtCode` is given. */
 function statusError(code: grpc.status, details: string, kvtCode?: string): grpc.ServiceError {

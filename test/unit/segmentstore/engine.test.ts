@@ -4,17 +4,26 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { failNextChainedWrite, failNextLogWrite } from '../../harness/leveldb-faults';
 import { tempDir } from '../../harness/process';
+import { kvtPackage } from '../../../proto/load';
+import type { ExecuteRequest, ExecuteResponse } from '../../../proto/messages';
 import { execute } from '../../../segmentstore/service/segment-store-service';
 import { SegmentEngine, StorageLockedError } from '../../../segmentstore/storage/segment-engine';
 import { engineAdapter } from '../../suites/segment-store-adapter';
 import { storageConformance } from '../../suites/storage-conformance';
+
+/** `execute`'s answer as the loader decodes it off the wire: an iterator page (written as its bytes) decoded. */
+async function executeAsDecoded(engine: SegmentEngine, req: ExecuteRequest): Promise<ExecuteResponse> {
+  const res = await execute(engine, req);
+  const pages = kvtPackage().SegmentStore.service.Iterate;
+  return { responses: res.responses.map((r) => (Buffer.isBuffer(r.iterate) ? { ...r, iterate: pages.responseDeserialize(r.iterate) } : r)) } as ExecuteResponse;
+}
 
 storageConformance('in-process engine', async () => {
   const dir = tempDir('kvt-engine-');
   let now = 1_700_000_000_000;
   const engine = await SegmentEngine.open(path.join(dir.path, 'db'), { clock: () => now, expirySweepIntervalMs: 0 });
   return {
-    store: engineAdapter(engine, (req) => execute(engine, req)),
+    store: engineAdapter(engine, (req) => executeAsDecoded(engine, req)),
     advanceClock: (ms) => {
       now += ms;
     },
