@@ -15,6 +15,7 @@ COPY server-kit ./server-kit
 COPY controller ./controller
 COPY segmentstore ./segmentstore
 COPY client ./client
+COPY couch ./couch
 COPY bin ./bin
 COPY bench ./bench
 COPY scripts ./scripts

@@ -43,6 +43,12 @@ export default tseslint.config(
               message: 'storage imports no gRPC and no service code (its fault type is server-kit/fault.ts)',
             },
             { target: LAYERS, from: './client/internal', message: "a layer uses only the client's public modules" },
+            {
+              target: './couch',
+              from: ['./controller', './segmentstore', './client/internal', './bin', './bench'],
+              message: "the CouchDB endpoint uses only the client's public modules and the server kit",
+            },
+            { target: ['./client', ...SERVERS, './proto'], from: './couch', message: 'nothing below the CouchDB endpoint imports it' },
           ],
         },
       ],

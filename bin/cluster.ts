@@ -1,6 +1,7 @@
 /**
  * `kvt cluster`: a local cluster of real processes — one controller and N segment stores, each a child
- * `kvt` process with its data under one directory. What `npm start` runs. Ctrl-C (or SIGTERM) stops the
+ * `kvt` process with its data under one directory (with `--couch-port`, also the CouchDB endpoint
+ * `kvt couch`). What `npm start` runs. Ctrl-C (or SIGTERM) stops the
  * stores, then the controller; if any child dies on its own, the rest are stopped and the exit code is 1.
  */
 import { ChildProcess, spawn } from 'node:child_process';
@@ -31,6 +32,14 @@ export const CLUSTER_OPTIONS: readonly OptionSpec[] = [
     description: "Prometheus port of the controller; the stores' count up from the next (0 = each an ephemeral port, logged)",
   },
   { flag: 'http-port', env: 'HTTP_PORT', kind: 'int', default: 0, min: 0, max: 65535, description: "port of the controller's status page (0 = ephemeral, logged)" },
+  {
+    flag: 'couch-port',
+    env: 'COUCH_PORT',
+    kind: 'int',
+    min: 0,
+    max: 65535,
+    description: 'also run `kvt couch` (the CouchDB endpoint, scope "couch") on this port (0 = ephemeral, logged; off unless given)',
+  },
 ];
 
 /** Port `base + offset`, or 0 (ephemeral) when `base` is 0. */
@@ -47,7 +56,7 @@ const envOf = (flag: string): string => CLUSTER_OPTIONS.find((s) => s.flag === f
  * and TLS variables are not passed on (undefined here removes them), or a leftover one could give the
  * controller and the stores different tokens.
  */
-function security(o: ParsedOptions, envPrefix: 'KVT_CONTROLLER' | 'KVT_SEGMENTSTORE'): { args: string[]; env: NodeJS.ProcessEnv } {
+function security(o: ParsedOptions, envPrefix: 'KVT_CONTROLLER' | 'KVT_SEGMENTSTORE' | 'KVT_COUCH'): { args: string[]; env: NodeJS.ProcessEnv } {
   const args: string[] = [];
   for (const flag of TLS_FLAGS) if (o[flag] !== undefined) args.push(`--${flag}`, path.resolve(String(o[flag])));
   // Tokens go through the environment, not argv, so they do not show in `ps`.
@@ -236,4 +245,9 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
   startStores(children, o, host, controllerPort, dataDir);
+  if (o['couch-port'] !== undefined && !children.stopping) {
+    const couchSecurity = security(o, 'KVT_COUCH');
+    const couch = ['couch', '--host', host, '--port', String(o['couch-port']), '--controller', joinHostPort(host, controllerPort)];
+    children.start('couch', [...couch, ...couchSecurity.args], couchSecurity.env);
+  }
 }

@@ -10,6 +10,7 @@ Server processes:
   controller     run the controller (scopes, tables, placement)
   segmentstore   run a segment store (table segments on LevelDB)
   cluster        run a local cluster: controller + segment stores (what \`npm start\` runs)
+  couch          serve a scope's tables as CouchDB databases (PouchDB/CouchDB replication)
 
 Client commands:
   scope          create | delete | list scopes
@@ -42,6 +43,8 @@ function load(command: string): CommandMain | undefined {
       return (argv) => require('./cli-status').main([command, ...argv]);
     case 'archive':
       return require('./cli-archive').main;
+    case 'couch':
+      return require('./cli-couch').main;
     case 'scope':
     case 'table':
     case 'store':

@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CLUSTER_ENV_PREFIX, CLUSTER_OPTIONS } from '../bin/cluster';
 import { CONTROLLER_ENV_PREFIX, CONTROLLER_OPTIONS } from '../controller/config';
+import { COUCH_ENV_PREFIX, COUCH_OPTIONS } from '../couch/config';
 import * as limits from '../proto/limits';
 import { OptionSpec } from '../server-kit/flags';
 import { ENV_PREFIX as SEGMENT_STORE_ENV_PREFIX, SEGMENT_STORE_OPTIONS } from '../segmentstore/config';
@@ -21,12 +22,13 @@ function optionTable(title: string, envPrefix: string, specs: readonly OptionSpe
   return [`**${title}**`, '', '| flag | environment | default | meaning |', '|---|---|---|---|', ...rows].join('\n');
 }
 
-/** The configuration tables of the three server commands. */
+/** The configuration tables of the server commands. */
 export function configurationTables(): string {
   return [
     optionTable('kvt controller', CONTROLLER_ENV_PREFIX, CONTROLLER_OPTIONS),
     optionTable('kvt segmentstore', SEGMENT_STORE_ENV_PREFIX, SEGMENT_STORE_OPTIONS),
     optionTable('kvt cluster', CLUSTER_ENV_PREFIX, CLUSTER_OPTIONS),
+    optionTable('kvt couch', COUCH_ENV_PREFIX, COUCH_OPTIONS),
   ].join('\n\n');
 }
 

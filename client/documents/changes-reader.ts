@@ -12,16 +12,23 @@
  * any result's seq lists exactly what came after it, and from `lastSeq` what changed since the read.
  */
 import type { TableEntry } from '../types';
-import type { BytesTable } from './document-reads';
+import type { Version } from '../version';
+import { BytesTable, readHeads, readLeafNames } from './document-reads';
 import type { FeedIndex } from './feed-index';
 import type { FeedLayout } from './feed-layout';
 import { ChangeRecord, decodeChange } from './feed-records';
-import { changeKey, seqOfChangeKey } from './key-layout';
+import { CHANGE_END, CHANGE_PREFIX, changeKey, documentFamily, seqOfChangeKey } from './key-layout';
+import { formatRev } from './rev-id';
+import { revOf } from './rev-tree';
 import { decodeSequence, encodeSequence, segmentsFingerprint } from './sequence-codec';
-import type { Change, ChangesResponse } from './types';
+import type { Change, ChangesResponse, DocumentStoreInfo } from './types';
 
 /** Change entries per iterator page. */
 const PAGE_ITEMS = 1000;
+/** Change entries per iterator page when only counting them. */
+const COUNT_PAGE_ITEMS = 10_000;
+/** Documents whose leaves are listed at once (`allLeaves`). */
+const LEAVES_CONCURRENCY = 64;
 
 type Entry = TableEntry<Uint8Array, Uint8Array>;
 type PageResult = IteratorResult<{ items: Entry[] }>;
@@ -140,15 +147,13 @@ export class ChangesReader {
     private readonly leaseMs: number,
   ) {}
 
-  /** The changes after `since` (all when undefined), at most `limit` of them. */
-  async read(since: string | undefined, limit: number | undefined): Promise<ChangesResponse> {
+  /** The changes after `since` (all when undefined), at most `limit` of them; with `allLeaves`, each document's leaves. */
+  async read(since: string | undefined, limit: number | undefined, allLeaves = false): Promise<ChangesResponse> {
     const n = this.layout.partitionCount;
     const start = since === undefined ? null : decodeSequence(since, n, 'since');
-    const stamps = await Promise.all(this.layout.families.map((f) => this.feed.stamp(f)));
-    const fingerprint = segmentsFingerprint(stamps.map((s) => s.segmentId));
+    const { stamps, fingerprint } = await this.stampAndRepair();
     // A sequence of other segments (the table was deleted and created again) reads from the beginning.
     const from = start !== null && start.fingerprint === fingerprint ? start.positions : new Array<bigint>(n).fill(0n);
-    await Promise.all(this.layout.families.map((f) => this.feed.repair(f, this.leaseMs)));
     const pageItems = Math.min(limit ?? PAGE_ITEMS, PAGE_ITEMS);
     const cursors = this.layout.families.map((family, p) => {
       const end = BigInt(stamps[p].sequence);
@@ -156,10 +161,89 @@ export class ChangesReader {
       const pages = from[p] + 1n < end ? this.table.entryIterator(family, { from: changeKey(from[p] + 1n), to: changeKey(end), maxKeysAtOnce: pageItems })[Symbol.asyncIterator]() : null;
       return new Cursor(p, pages, from[p], end, limit === undefined);
     });
+    let response: ChangesResponse;
     try {
-      return await this.merge(cursors, fingerprint, limit ?? Infinity);
+      response = await this.merge(cursors, fingerprint, limit ?? Infinity);
     } finally {
       for (const c of cursors) c.close();
+    }
+    if (allLeaves) await this.addLeaves(response.results);
+    return response;
+  }
+
+  /**
+   * True when a change may have come after `since` (a sequence of this feed): a change entry past
+   * its position in some partition. Reads only — no clock write, no repair — so it is cheap enough
+   * to poll; a change whose writer died before indexing it shows only to a full read.
+   */
+  async hasChangesAfter(since: string): Promise<boolean> {
+    const { positions } = decodeSequence(since, this.layout.partitionCount, 'since');
+    const found = await Promise.all(
+      this.layout.families.map(async (family, p) => {
+        for await (const page of this.table.keyIterator(family, { from: changeKey(positions[p] + 1n), to: CHANGE_END, maxKeysAtOnce: 1 })) return page.items.length > 0;
+        return false;
+      }),
+    );
+    return found.includes(true);
+  }
+
+  /** The documents counted by their newest change (deleted or not), and a sequence after every change so far. */
+  async info(): Promise<DocumentStoreInfo> {
+    const { stamps, fingerprint } = await this.stampAndRepair();
+    const counts = await Promise.all(
+      this.layout.families.map(async (family, p) => {
+        let documents = 0;
+        let deletedDocuments = 0;
+        const options = { from: CHANGE_PREFIX, to: changeKey(BigInt(stamps[p].sequence)), maxKeysAtOnce: COUNT_PAGE_ITEMS };
+        for await (const page of this.table.entryIterator(family, options)) {
+          for (const e of page.items) if (decodeChange(e.value).deleted) deletedDocuments++;
+          documents += page.items.length;
+        }
+        return { documents: documents - deletedDocuments, deletedDocuments };
+      }),
+    );
+    const positions = stamps.map((s) => BigInt(s.sequence));
+    return {
+      documents: counts.reduce((sum, c) => sum + c.documents, 0),
+      deletedDocuments: counts.reduce((sum, c) => sum + c.deletedDocuments, 0),
+      updateSeq: encodeSequence({ fingerprint, positions }),
+    };
+  }
+
+  /** A sequence after every change made so far (what `info` says, without counting). */
+  async updateSeq(): Promise<string> {
+    const { stamps, fingerprint } = await this.stampAndRepair();
+    return encodeSequence({ fingerprint, positions: stamps.map((s) => BigInt(s.sequence)) });
+  }
+
+  /** Writes each feed family's clock, then indexes every marked document (see the module comment). */
+  private async stampAndRepair(): Promise<{ stamps: Version[]; fingerprint: number }> {
+    const stamps = await Promise.all(this.layout.families.map((f) => this.feed.stamp(f)));
+    const fingerprint = segmentsFingerprint(stamps.map((s) => s.segmentId));
+    await Promise.all(this.layout.families.map((f) => this.feed.repair(f, this.leaseMs)));
+    return { stamps, fingerprint };
+  }
+
+  /** Adds every leaf rev to each result, the winner first: from the head alone when it is the only leaf. */
+  private async addLeaves(results: Change[]): Promise<void> {
+    const heads = await readHeads(
+      this.table,
+      results.map((r) => documentFamily(r.id)),
+    );
+    const several: number[] = [];
+    results.forEach((r, i) => {
+      const head = heads[i];
+      if (head === null) r.leaves = [r.rev];
+      else if (head.value.leafCount <= 1) r.leaves = [formatRev(head.value.winner.pos, head.value.winner.hash)];
+      else several.push(i);
+    });
+    for (let i = 0; i < several.length; i += LEAVES_CONCURRENCY) {
+      await Promise.all(
+        several.slice(i, i + LEAVES_CONCURRENCY).map(async (j) => {
+          const names = await readLeafNames(this.table, documentFamily(results[j].id));
+          results[j].leaves = names.reverse().map(revOf);
+        }),
+      );
     }
   }
 

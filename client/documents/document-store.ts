@@ -5,26 +5,36 @@
  * path and the changes feed; key-layout.ts the keys; edit-plan.ts and replication-plan.ts the rules.
  */
 import { InvalidArgumentError, KvtError, ObjectClosedError } from '../errors';
+import { AllDocsReader } from './all-docs-reader';
 import { ChangesReader } from './changes-reader';
-import { checkBody, checkFlag, checkId, checkInteger, checkOptionalRev, checkOptions, checkPath, DEFAULT_REVS_LIMIT, MAX_REVS_LIMIT } from './document-input';
-import { BytesTable, readLeaf, readLeafNames, readWinner, StoredLeaf } from './document-reads';
+import { checkBody, checkFlag, checkId, checkInteger, checkOptionalRev, checkOptions, checkPath, DEFAULT_REVS_LIMIT, MAX_DOCUMENT_ID_LENGTH, MAX_REVS_LIMIT } from './document-input';
+import { BytesTable, readLeaf, readLeafNames, readWinner } from './document-reads';
+import { documentOf } from './document-view';
 import { DocumentWriter } from './document-writer';
 import { FeedIndex } from './feed-index';
 import { FeedLayout } from './feed-layout';
 import { documentFamily } from './key-layout';
+import { checkLocalId, LocalDocuments, parseLocalRev } from './local-documents';
+import { openAllRevs, openRevs } from './open-revs';
 import { Replicator } from './replicator';
 import type { ReplicatedEdit } from './replication-plan';
 import { describe, parseRev } from './rev-id';
-import { Branch, revisionsOf, revOf } from './rev-tree';
+import type { Branch } from './rev-tree';
 import type {
+  AllDocsOptions,
+  AllDocsResponse,
   BulkDocsOptions,
   BulkDocsResult,
   ChangesOptions,
   ChangesResponse,
   DocumentBody,
+  DocumentStoreInfo,
   DocumentStoreOptions,
   DocumentWriteResult,
   GetDocumentOptions,
+  LocalDocument,
+  OpenRev,
+  OpenRevsOptions,
   PutDocumentOptions,
   RevsDiffEntry,
   StoredDocument,
@@ -34,8 +44,14 @@ import type {
 export const DEFAULT_MARKER_LEASE_MS = 5 * 60_000;
 /** The most results one changes read returns. */
 export const MAX_CHANGES_LIMIT = 100_000;
-/** The most documents of one bulkDocs or revsDiff call. */
+/** The most documents of one bulkDocs or revsDiff call, and the most keys or rows of one allDocs call. */
 export const MAX_BULK_DOCUMENTS = 10_000;
+/** The longest a changes read waits for a change (`timeoutMs`): 10 minutes. */
+export const MAX_CHANGES_WAIT_MS = 10 * 60_000;
+/** The most revs of one openRevs call. */
+export const MAX_OPEN_REVS = 1000;
+/** How often a waiting changes read looks for a change. */
+const CHANGES_POLL_MS = 200;
 
 /** The members of a replicated document that are not its body. */
 const SPECIAL_MEMBERS = new Set(['_id', '_rev', '_revisions', '_deleted']);
@@ -76,6 +92,8 @@ export class DocumentStore implements AsyncDisposable {
   private readonly writer: DocumentWriter;
   private readonly replicator: Replicator;
   private readonly reader: ChangesReader;
+  private readonly listing: AllDocsReader;
+  private readonly locals: LocalDocuments;
   private readonly feed: FeedIndex;
   private closed = false;
 
@@ -95,6 +113,8 @@ export class DocumentStore implements AsyncDisposable {
     this.writer = new DocumentWriter(table, this.layout, feed, this.revsLimit);
     this.replicator = new Replicator(table, this.layout, feed, this.revsLimit);
     this.reader = new ChangesReader(table, this.layout, feed, leaseMs);
+    this.listing = new AllDocsReader(table, this.layout, feed, leaseMs);
+    this.locals = new LocalDocuments(table);
   }
 
   /**
@@ -213,14 +233,109 @@ export class DocumentStore implements AsyncDisposable {
   /**
    * The changes feed: each document once, at its newest change, in sequence order (per partition;
    * partitions merged by change time), after `since` and at most `limit`. Resume from `lastSeq`, or
-   * from any result's `seq`.
-   * @throws InvalidArgumentError for a `since` that is not a sequence of this feed, or a bad limit.
+   * from any result's `seq`. With `allLeaves` each result lists the document's leaves; with
+   * `timeoutMs`, a read that finds nothing waits (polling) until a change comes, the time is up or
+   * `signal` aborts, and then reads again.
+   * @throws InvalidArgumentError for a `since` that is not a sequence of this feed, or a bad option.
    */
   async changes(options?: ChangesOptions): Promise<ChangesResponse> {
     this.checkOpen();
     const o = checkOptions(options, 'changes options');
     const limit = o.limit === undefined ? undefined : checkInteger(o.limit, 'limit', 1, MAX_CHANGES_LIMIT);
-    return this.reader.read(o.since, limit);
+    const allLeaves = checkFlag(o.allLeaves, 'allLeaves');
+    const timeoutMs = o.timeoutMs === undefined ? 0 : checkInteger(o.timeoutMs, 'timeoutMs', 0, MAX_CHANGES_WAIT_MS);
+    const signal = o.signal;
+    if (signal !== undefined && !(signal instanceof AbortSignal)) throw new InvalidArgumentError(`signal must be an AbortSignal, got ${describe(signal)}`);
+    const first = await this.reader.read(o.since, limit, allLeaves);
+    if (first.results.length > 0 || timeoutMs === 0) return first;
+    return this.waitForChanges(first, limit, allLeaves, Date.now() + timeoutMs, signal);
+  }
+
+  /** Polls for a change after `last` until `deadline`; a full read when one shows, and once more at the end (it repairs). */
+  private async waitForChanges(last: ChangesResponse, limit: number | undefined, allLeaves: boolean, deadline: number, signal?: AbortSignal): Promise<ChangesResponse> {
+    while (!this.closed && !signal?.aborted && Date.now() < deadline) {
+      await sleep(Math.min(CHANGES_POLL_MS, deadline - Date.now()), signal);
+      if (this.closed || signal?.aborted) break;
+      const due = Date.now() >= deadline;
+      if (due || (await this.reader.hasChangesAfter(last.lastSeq))) {
+        const next = await this.reader.read(last.lastSeq, limit, allLeaves);
+        if (next.results.length > 0 || due) return next;
+        last = next;
+      }
+    }
+    return last;
+  }
+
+  /**
+   * CouchDB's `_all_docs`: the documents by id (UTF-8 byte order), live ones only, within
+   * `startKey`…`endKey`, after `skip` and at most `limit`; or, with `keys`, those documents in that
+   * order (rev null for a missing one; deleted ones flagged). `includeDocs` adds each winner.
+   * @throws InvalidArgumentError for a bad option, or a range that sorts backwards.
+   */
+  async allDocs(options?: AllDocsOptions): Promise<AllDocsResponse> {
+    this.checkOpen();
+    const o = checkOptions(options, 'allDocs options');
+    const keys = o.keys === undefined ? undefined : checkIds(o.keys, 'keys');
+    const limit = o.limit === undefined ? undefined : checkInteger(o.limit, 'limit', 0, MAX_CHANGES_LIMIT);
+    const skip = o.skip === undefined ? 0 : checkInteger(o.skip, 'skip', 0, Number.MAX_SAFE_INTEGER);
+    const startKey = o.startKey === undefined ? undefined : checkKey(o.startKey, 'startKey');
+    const endKey = o.endKey === undefined ? undefined : checkKey(o.endKey, 'endKey');
+    const inclusiveEnd = o.inclusiveEnd === undefined ? true : checkFlag(o.inclusiveEnd, 'inclusiveEnd');
+    const [descending, includeDocs, conflicts] = [checkFlag(o.descending, 'descending'), checkFlag(o.includeDocs, 'includeDocs'), checkFlag(o.conflicts, 'conflicts')];
+    return this.listing.read({ keys, limit, skip, startKey, endKey, inclusiveEnd, descending, includeDocs, conflicts });
+  }
+
+  /**
+   * CouchDB's `open_revs`: the leaves `revs` of a document with their bodies (deleted ones too), or
+   * `{ missing: rev }` for a rev that is not a leaf; `'all'` for every leaf, the winner first. With
+   * `latest`, a rev that is no longer a leaf gives the leaves descending from it.
+   */
+  async openRevs(id: string, revs: readonly string[] | 'all', options?: OpenRevsOptions): Promise<OpenRev[]> {
+    this.checkOpen();
+    checkId(id);
+    const o = checkOptions(options, 'openRevs options');
+    const flags = { latest: checkFlag(o.latest, 'latest'), revs: checkFlag(o.revs, 'revs') };
+    if (revs === 'all') return openAllRevs(this.table, id, flags);
+    if (!Array.isArray(revs)) throw new InvalidArgumentError(`revs must be an array of revs or "all", got ${describe(revs)}`);
+    if (revs.length > MAX_OPEN_REVS) throw new InvalidArgumentError(`revs has ${revs.length} revs; the maximum is ${MAX_OPEN_REVS}`);
+    const parsed = revs.map((r, i) => ({ text: r as string, ...parseRev(r, `revs[${i}]`) }));
+    return openRevs(this.table, id, parsed, flags);
+  }
+
+  /** The local document `id` (CouchDB's `_local/<id>`: not replicated, never listed), or null. */
+  async getLocal(id: string): Promise<LocalDocument | null> {
+    this.checkOpen();
+    return this.locals.get(checkLocalId(id));
+  }
+
+  /**
+   * Creates local document `id` (no `rev`) or replaces it at `rev` (`"0-<n>"`); resolves its new rev.
+   * @throws DocumentConflictError when it exists (no rev) or is not at `rev`.
+   */
+  async putLocal(id: string, body: DocumentBody, options?: { rev?: string }): Promise<DocumentWriteResult> {
+    this.checkOpen();
+    checkLocalId(id);
+    const o = checkOptions(options, 'putLocal options');
+    return this.locals.put(id, body, o.rev === undefined ? null : parseLocalRev(o.rev, 'rev'));
+  }
+
+  /** Removes local document `id` at `rev`: true when removed, false when there is none. @throws DocumentConflictError when it is not at `rev`. */
+  async removeLocal(id: string, rev: string): Promise<boolean> {
+    this.checkOpen();
+    checkLocalId(id);
+    return this.locals.remove(id, parseLocalRev(rev, 'rev'));
+  }
+
+  /** The documents and deleted documents counted (a scan of the feed: O(documents)), and the feed's current sequence. */
+  async info(): Promise<DocumentStoreInfo> {
+    this.checkOpen();
+    return this.reader.info();
+  }
+
+  /** The feed's current sequence: `changes({ since })` from it lists only later changes (CouchDB's `since=now`). */
+  async updateSeq(): Promise<string> {
+    this.checkOpen();
+    return this.reader.updateSeq();
   }
 
   /**
@@ -251,19 +366,31 @@ function splitDocument(doc: unknown, field: string): { id: string; rev: unknown;
   return { id, rev: d._rev, deleted: checkFlag(d._deleted, `${field}._deleted`), body };
 }
 
-/** The document a leaf reads as. */
-function documentOf(id: string, leaf: StoredLeaf, o: { names: Branch[]; conflicts: boolean; deletedConflicts: boolean; revs: boolean }): StoredDocument {
-  const doc = { _id: id, _rev: revOf(leaf), ...(JSON.parse(leaf.body) as DocumentBody) } as StoredDocument;
-  if (leaf.deleted) doc._deleted = true;
-  const others = o.names.filter((b) => !(b.pos === leaf.pos && b.hash === leaf.hash && b.deleted === leaf.deleted)).reverse();
-  if (o.conflicts) {
-    const live = others.filter((b) => !b.deleted).map(revOf);
-    if (live.length > 0) doc._conflicts = live;
-  }
-  if (o.deletedConflicts) {
-    const dead = others.filter((b) => b.deleted).map(revOf);
-    if (dead.length > 0) doc._deleted_conflicts = dead;
-  }
-  if (o.revs) doc._revisions = revisionsOf(leaf);
-  return doc;
+/** Ids of an allDocs `keys` list. */
+function checkIds(keys: unknown, field: string): string[] {
+  if (!Array.isArray(keys)) throw new InvalidArgumentError(`${field} must be an array of document ids, got ${describe(keys)}`);
+  if (keys.length > MAX_BULK_DOCUMENTS) throw new InvalidArgumentError(`${field} has ${keys.length} ids; the maximum is ${MAX_BULK_DOCUMENTS}`);
+  return keys.map((k, i) => checkKey(k, `${field}[${i}]`));
+}
+
+/** A key of an allDocs range or list: any string (it need not name a document). */
+function checkKey(key: unknown, field: string): string {
+  if (typeof key !== 'string') throw new InvalidArgumentError(`${field} must be a string, got ${describe(key)}`);
+  if (/[\uD800-\uDFFF]/u.test(key)) throw new InvalidArgumentError(`${field} ${describe(key)} has a lone surrogate: it is not valid UTF-16`);
+  const bytes = Buffer.byteLength(key, 'utf8');
+  if (bytes > MAX_DOCUMENT_ID_LENGTH) throw new InvalidArgumentError(`${field} is ${bytes} bytes; the maximum is ${MAX_DOCUMENT_ID_LENGTH}`);
+  return key;
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, Math.max(0, ms));
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }

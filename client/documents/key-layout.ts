@@ -17,6 +17,8 @@
  *   0x03 · token (8) · id        marker: an edit of the document is under way (see feed-index.ts)
  *   0x04                         clock: a reader's write, whose version bounds what it may list
  *   ```
+ * - a local document's family, `l/<id>` (CouchDB's `_local/<id>`: replication checkpoints, never
+ *   replicated nor listed): one entry, key `0x01`, value local-documents.ts.
  */
 import { InvalidArgumentError } from '../errors';
 
@@ -24,6 +26,8 @@ import { InvalidArgumentError } from '../errors';
 export const DOCUMENT_FAMILY_PREFIX = 'd/';
 /** Prefix of changes feed families. */
 export const FEED_FAMILY_PREFIX = 'c/';
+/** Prefix of local documents' families. */
+export const LOCAL_FAMILY_PREFIX = 'l/';
 
 /** The kinds of a document family's keys. */
 export const DOC_KIND = { LEAF: 0x01, HEAD: 0x02 } as const;
@@ -40,6 +44,14 @@ export const CHANGE_PREFIX: Buffer = Buffer.of(FEED_KIND.CHANGE);
 export const MARKER_PREFIX: Buffer = Buffer.of(FEED_KIND.MARKER);
 /** A feed family's clock key. */
 export const CLOCK_KEY: Buffer = Buffer.of(FEED_KIND.CLOCK);
+/** Just past every change entry of a feed family (an exclusive upper bound). */
+export const CHANGE_END: Buffer = Buffer.of(FEED_KIND.CHANGE + 1);
+/** The prefix of a feed family's id entries. */
+export const ID_PREFIX: Buffer = Buffer.of(FEED_KIND.ID);
+/** Just past every id entry of a feed family (an exclusive upper bound). */
+export const ID_END: Buffer = Buffer.of(FEED_KIND.ID + 1);
+/** The one key of a local document's family. */
+export const LOCAL_KEY: Buffer = Buffer.of(0x01);
 
 /** Bytes of a marker's token. */
 export const MARKER_TOKEN_BYTES = 8;
@@ -54,6 +66,11 @@ export interface LeafName {
 /** The family of document `id`. */
 export function documentFamily(id: string): string {
   return DOCUMENT_FAMILY_PREFIX + id;
+}
+
+/** The family of local document `id` (the part after `_local/`). */
+export function localFamily(id: string): string {
+  return LOCAL_FAMILY_PREFIX + id;
 }
 
 /** The key of a leaf. */
@@ -93,6 +110,11 @@ export function idKey(id: string): Buffer {
   key[0] = FEED_KIND.ID;
   utf8.copy(key, 1);
   return key;
+}
+
+/** The document an id entry's key names. */
+export function idOfIdKey(key: Uint8Array): string {
+  return Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString('utf8', 1);
 }
 
 /** The key of a marker of an edit of document `id`. */

@@ -110,12 +110,26 @@ export class Replicator {
     return null;
   }
 
-  /** CouchDB's `_revs_diff`: for each document, the revs it does not know (documents missing none are left out). */
+  /**
+   * CouchDB's `_revs_diff`: for each document, the revs it does not know (documents missing none are
+   * left out). A point read of each head first: a document never written misses every rev, and only
+   * the leaves of those that exist are read.
+   */
   async revsDiff(revs: ReadonlyMap<string, { text: string; pos: number; hash: string }[]>): Promise<Record<string, RevsDiffEntry>> {
     const ids = [...revs.keys()];
     const out: Record<string, RevsDiffEntry> = {};
-    for (let i = 0; i < ids.length; i += READ_CONCURRENCY) {
-      const slice = ids.slice(i, i + READ_CONCURRENCY);
+    const heads = await readHeads(
+      this.table,
+      ids.map((id) => documentFamily(id)),
+    );
+    const existing = ids.filter((id, i) => {
+      if (heads[i] !== null) return true;
+      const missing = [...new Set(revs.get(id)!.map((r) => r.text))];
+      if (missing.length > 0) out[id] = { missing };
+      return false;
+    });
+    for (let i = 0; i < existing.length; i += READ_CONCURRENCY) {
+      const slice = existing.slice(i, i + READ_CONCURRENCY);
       const read = await Promise.all(slice.map((id) => readLeaves(this.table, documentFamily(id))));
       slice.forEach((id, j) => {
         const { leaves } = read[j];
@@ -128,6 +142,6 @@ export class Replicator {
         out[id] = entry;
       });
     }
-    return out;
+    return Object.fromEntries(ids.filter((id) => out[id] !== undefined).map((id) => [id, out[id]]));
   }
 }

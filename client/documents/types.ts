@@ -92,6 +92,15 @@ export interface ChangesOptions {
   since?: string;
   /** At most this many results (1–100000); `lastSeq` resumes after the last. @default all */
   limit?: number;
+  /** Add `leaves` to each result: every leaf rev of the document (CouchDB's `style=all_docs`). @default false */
+  allLeaves?: boolean;
+  /**
+   * When nothing changed after `since`, wait up to this many milliseconds for a change before
+   * answering (CouchDB's `feed=longpoll`); 0 answers at once. At most {@link MAX_CHANGES_WAIT_MS}. @default 0
+   */
+  timeoutMs?: number;
+  /** Ends a wait early: the read then answers with what it has. */
+  signal?: AbortSignal;
 }
 
 /** One document in a changes read: its newest change. */
@@ -103,6 +112,8 @@ export interface Change {
   rev: string;
   /** True when the winning leaf is deleted. */
   deleted: boolean;
+  /** With `allLeaves`: every leaf rev of the document as read after the change, deleted ones too, the winner first. */
+  leaves?: string[];
 }
 
 /** A changes read. */
@@ -117,4 +128,66 @@ export interface RevsDiffEntry {
   missing: string[];
   /** Leaves of the document that could be ancestors of a missing rev (lower positions). */
   possible_ancestors?: string[];
+}
+
+/** A local document as read (CouchDB's `_local/<id>`): its rev is `0-<n>`, n counting its writes. */
+export type LocalDocument = DocumentBody & { _id: string; _rev: string };
+
+/** Options of {@link DocumentStore.allDocs}. */
+export interface AllDocsOptions {
+  /** These documents, in this order (a missing one reads as a row with rev null); instead of a range. */
+  keys?: readonly string[];
+  /** The first id listed (the highest with `descending`). @default the first */
+  startKey?: string;
+  /** The last id listed (the lowest with `descending`). @default the last */
+  endKey?: string;
+  /** List `endKey` itself. @default true */
+  inclusiveEnd?: boolean;
+  /** Highest id first. @default false */
+  descending?: boolean;
+  /** At most this many rows (0–100000). @default all */
+  limit?: number;
+  /** Leave out this many rows first. @default 0 */
+  skip?: number;
+  /** Add each row's winning document. @default false */
+  includeDocs?: boolean;
+  /** With `includeDocs`: add `_conflicts` to the documents. @default false */
+  conflicts?: boolean;
+}
+
+/** One row of {@link DocumentStore.allDocs}. */
+export interface AllDocsRow {
+  id: string;
+  /** The winning rev; null for a key that names no document. */
+  rev: string | null;
+  /** True when the winner is deleted (only `keys` lists deleted documents). */
+  deleted: boolean;
+  /** With `includeDocs`: the winning document (null when missing or deleted). */
+  doc?: StoredDocument | null;
+}
+
+/** The answer of {@link DocumentStore.allDocs}: rows in id order (UTF-8 bytes; the keys' order with `keys`). */
+export interface AllDocsResponse {
+  rows: AllDocsRow[];
+}
+
+/** Options of {@link DocumentStore.openRevs}. */
+export interface OpenRevsOptions {
+  /** For a rev that is no longer a leaf, the leaves descending from it (CouchDB's `latest`). @default false */
+  latest?: boolean;
+  /** Add `_revisions` to each document. @default false */
+  revs?: boolean;
+}
+
+/** One answer of {@link DocumentStore.openRevs}: a leaf's document, or a rev that is not a leaf. */
+export type OpenRev = { ok: StoredDocument } | { missing: string };
+
+/** What {@link DocumentStore.info} counts. */
+export interface DocumentStoreInfo {
+  /** Documents whose winner is not deleted. */
+  documents: number;
+  /** Documents whose winner is deleted. */
+  deletedDocuments: number;
+  /** A sequence after every change made so far: `changes({ since })` lists what comes next. */
+  updateSeq: string;
 }

@@ -1,6 +1,6 @@
 /**
  * The document store suite: every behaviour of DocumentStore (DESIGN §5, issue 33) through the public
- * client API, run against any {@link DocumentsTarget} — the in-memory table
+ * client API (and what the CouchDB endpoint needs: local documents, listings; issue 34), run against any {@link DocumentsTarget} — the in-memory table
  * (test/unit/documents/document-store.test.ts) and a real cluster (test/integration/documents.test.ts)
  * — so that the layer behaves the same on both.
  */
@@ -11,6 +11,8 @@ import { concurrencySuite } from './documents-concurrency';
 import type { DocumentsSuiteContext, DocumentsTarget } from './documents-context';
 import { editsSuite } from './documents-edits';
 import { limitsSuite } from './documents-limits';
+import { listingSuite } from './documents-listing';
+import { localSuite } from './documents-local';
 import { replicationSuite } from './documents-replication';
 import { stemmingSuite } from './documents-stemming';
 
@@ -38,5 +40,7 @@ export function documentsConformance(name: string, start: () => Promise<Document
     changesSuite(ctx);
     concurrencySuite(ctx);
     limitsSuite(ctx);
+    localSuite(ctx);
+    listingSuite(ctx);
   });
 }

@@ -179,6 +179,15 @@ describe('Dockerfile', () => {
     expect(ignored).toEqual(expect.arrayContaining(['node_modules', 'dist', 'data']));
   });
 
+  it('copies every folder the build compiles (tsconfig.json `include`), so that `tsc` in the image builds what a checkout builds', () => {
+    const build = stages.find((s) => s.name === 'build')!;
+    const copied = build.lines.filter((l) => l.startsWith('COPY ')).flatMap((l) => l.split(/\s+/).slice(1, -1));
+    const tsconfig = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'tsconfig.json'), 'utf8')) as { include: string[] };
+    const folders = tsconfig.include.map((glob) => glob.split('/')[0]);
+    expect(folders.length).toBeGreaterThan(5);
+    for (const folder of folders) expect(copied, folder).toContain(folder);
+  });
+
   it('needs no dev dependency at run time: the servers, the client and the command import only dependencies', () => {
     const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
     const runtimeDirs = ['proto', 'server-kit', 'controller', 'segmentstore', 'client', 'bin'];
