@@ -13,6 +13,7 @@
 import * as fs from 'node:fs';
 import * as readline from 'node:readline';
 import { Readable, Transform } from 'node:stream';
+import { SingleBar } from 'cli-progress';
 import { KeyValueTable, MAX_BATCH_BYTES, MAX_BATCH_ITEMS, MAX_KEY_FAMILY_LENGTH, MAX_KEY_LENGTH, MAX_VALUE_LENGTH } from '../client';
 
 type Table = KeyValueTable<Uint8Array, Uint8Array>;
@@ -68,35 +69,44 @@ export function parseImportLine(line: string, lineNo: number): ImportRecord {
   return { family, key, value };
 }
 
-/** Draws `[#####-----]  45%  12,345 entries` on a terminal; does nothing otherwise. */
+/**
+ * `[#####-----]  45%  12,345 entries` on a terminal (cli-progress, redrawn at most 10 times a second);
+ * nothing when the stream is not a terminal. It starts at the first update; once started it must be
+ * ended ({@link finish} or {@link abandon}), since its redraw timer keeps the process alive.
+ */
 export class ProgressBar {
-  private last = 0;
+  private readonly bar: SingleBar;
+  private started = false;
+
+  /** @param total what `done` counts up to (the file's bytes); @param unit what the count counts */
   constructor(
     private readonly total: number,
-    private readonly stream: NodeJS.WriteStream = process.stderr,
-  ) {}
-
-  update(done: number, entries: number, force = false): void {
-    if (!this.stream.isTTY) return;
-    const now = Date.now();
-    if (!force && now - this.last < 100) return;
-    this.last = now;
-    const fraction = this.total > 0 ? Math.min(1, done / this.total) : 0;
-    const width = 30;
-    const filled = Math.round(fraction * width);
-    const bar = '#'.repeat(filled) + '-'.repeat(width - filled);
-    this.stream.write(`\r[${bar}] ${(fraction * 100).toFixed(0).padStart(3)}%  ${entries.toLocaleString('en-US')} entries`);
+    stream: NodeJS.WriteStream = process.stderr,
+    unit = 'entries',
+  ) {
+    this.bar = new SingleBar({ stream, format: `[{bar}] {percentage}%  {count} ${unit}`, barsize: 30, barCompleteChar: '#', barIncompleteChar: '-', autopadding: true, fps: 10 });
   }
 
-  finish(entries: number): void {
-    if (!this.stream.isTTY) return;
-    this.update(this.total, entries, true);
-    this.stream.write('\n');
+  /** `done` of the total are read, and `count` things written. */
+  update(done: number, count: number): void {
+    const payload = { count: count.toLocaleString('en-US') };
+    if (this.started) {
+      this.bar.update(Math.min(done, this.total), payload);
+      return;
+    }
+    this.started = true;
+    this.bar.start(this.total, Math.min(done, this.total), payload);
   }
 
-  /** Ends the bar where it stands, so that an error message starts on a line of its own. */
+  /** Draws the bar full with the final count and ends its line. */
+  finish(count: number): void {
+    this.update(this.total, count);
+    this.bar.stop();
+  }
+
+  /** Ends the bar where it stands (idempotent), so that an error message starts on a line of its own. */
   abandon(): void {
-    if (this.stream.isTTY) this.stream.write('\n');
+    this.bar.stop();
   }
 }
 
@@ -234,8 +244,16 @@ async function importRecord(table: Table, batch: PendingBatch, inFlight: InFligh
 
 /** Imports a JSON-lines file into `table`; prints the number of entries written. */
 export async function importFile(table: Table, file: string): Promise<void> {
-  const input = fs.createReadStream(file);
   const progress = new ProgressBar(fs.statSync(file).size);
+  try {
+    await importLines(table, file, progress);
+  } finally {
+    progress.abandon(); // (after finish: nothing more)
+  }
+}
+
+async function importLines(table: Table, file: string, progress: ProgressBar): Promise<void> {
+  const input = fs.createReadStream(file);
   const inFlight = new InFlight();
   const batch = new PendingBatch();
   let entries = 0;

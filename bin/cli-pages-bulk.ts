@@ -125,8 +125,16 @@ function linesOf(file: string, input: fs.ReadStream): AsyncIterable<string> {
 
 /** Imports a revision history into `store`; prints a summary line on stderr. */
 export async function importRevisions(store: PageRevisionStore, file: string): Promise<void> {
+  const progress = new ProgressBar(fs.statSync(file).size, process.stderr, 'revisions');
+  try {
+    await importLines(store, file, progress);
+  } finally {
+    progress.abandon(); // (after finish: nothing more)
+  }
+}
+
+async function importLines(store: PageRevisionStore, file: string, progress: ProgressBar): Promise<void> {
   const input = fs.createReadStream(file);
-  const progress = new ProgressBar(fs.statSync(file).size);
   const inFlight = new InFlight();
   const pages = new Set<string>();
   const started = Date.now();

@@ -3,6 +3,8 @@
  * client commands (scope, table, store, put, get, remove, keys, import, export, pages). Each command module exports
  * `main(argv)` and is loaded only when used, so `kvt get` does not load LevelDB.
  */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 
 const USAGE = `Usage: kvt <command> [options]
 
@@ -25,9 +27,21 @@ Client commands:
   archive        stats | get | append: the archive tier (kvt table or Cassandra)
   pages          page revisions and renders: put | get | list | import | export
 
-Run \`kvt <command> --help\` for the options of a command.`;
+Run \`kvt <command> --help\` for the options of a command; \`kvt --version\` prints the version.`;
 
 type CommandMain = (argv: string[]) => Promise<void>;
+
+/** The version of the kvt package: its package.json is above this file, in the source tree as in dist/. */
+function packageVersion(): string {
+  for (let dir = __dirname; ; dir = path.dirname(dir)) {
+    const file = path.join(dir, 'package.json');
+    if (fs.existsSync(file)) {
+      const pkg = JSON.parse(fs.readFileSync(file, 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'kvt' && pkg.version) return pkg.version;
+    }
+    if (path.dirname(dir) === dir) throw new Error(`the package.json of kvt was not found above ${__dirname}`);
+  }
+}
 
 function load(command: string): CommandMain | undefined {
   /* eslint-disable @typescript-eslint/no-require-imports */
@@ -68,6 +82,10 @@ export async function main(argv: string[]): Promise<void> {
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
     process.stdout.write(USAGE + '\n');
     if (command === undefined) process.exitCode = 2;
+    return;
+  }
+  if (command === '--version') {
+    process.stdout.write(packageVersion() + '\n');
     return;
   }
   const run = load(command);

@@ -11,7 +11,7 @@ import { MAX_MESSAGE_BYTES } from './limits';
 
 export * from './messages';
 
-/** The directory holding `kvt/v1/*.proto`, whether running from source or from `dist/`. */
+/** The directory holding kvt's `.proto` files (`kvt/v1/`, `kvt/ops/v1/`), whether running from source or from `dist/`. */
 export function protoRoot(): string {
   const candidates = [__dirname, path.resolve(__dirname, '..', '..', 'proto')];
   for (const dir of candidates) {
@@ -71,20 +71,31 @@ interface KvtPackage {
   Controller: grpc.ServiceClientConstructor;
 }
 
-let loaded: KvtPackage | undefined;
+interface OpsPackage {
+  Metrics: grpc.ServiceClientConstructor;
+}
+
+/** Every `.proto` file, loaded together. */
+const PROTO_FILES = ['kvt/v1/segmentstore.proto', 'kvt/v1/controller.proto', 'kvt/ops/v1/metrics.proto'];
+
+let loaded: { kvt: { v1: KvtPackage; ops: { v1: OpsPackage } } } | undefined;
+
+function loadAll(): NonNullable<typeof loaded> {
+  if (!loaded) {
+    const definition = protoLoader.loadSync(PROTO_FILES, { ...PROTO_LOADER_OPTIONS, includeDirs: [protoRoot()] });
+    loaded = grpc.loadPackageDefinition(definition) as unknown as NonNullable<typeof loaded>;
+  }
+  return loaded;
+}
 
 /** The `kvt.v1` package: service constructors (with `.service` definitions for servers). */
 export function kvtPackage(): KvtPackage {
-  if (!loaded) {
-    const root = protoRoot();
-    const definition = protoLoader.loadSync(['kvt/v1/segmentstore.proto', 'kvt/v1/controller.proto'], {
-      ...PROTO_LOADER_OPTIONS,
-      includeDirs: [root],
-    });
-    const descriptor = grpc.loadPackageDefinition(definition) as unknown as { kvt: { v1: KvtPackage } };
-    loaded = descriptor.kvt.v1;
-  }
-  return loaded;
+  return loadAll().kvt.v1;
+}
+
+/** The `kvt.ops.v1` package (operations: a process's metrics), as {@link kvtPackage}. */
+export function opsPackage(): OpsPackage {
+  return loadAll().kvt.ops.v1;
 }
 
 /** Service definition of `kvt.v1.SegmentStore`, for `server.addService`. */
@@ -95,4 +106,9 @@ export function segmentStoreService(): grpc.ServiceDefinition {
 /** Service definition of `kvt.v1.Controller`, for `server.addService`. */
 export function controllerService(): grpc.ServiceDefinition {
   return kvtPackage().Controller.service;
+}
+
+/** Service definition of `kvt.ops.v1.Metrics`, for `server.addService` (and its method's codecs, for clients). */
+export function metricsService(): grpc.ServiceDefinition {
+  return opsPackage().Metrics.service;
 }

@@ -1,5 +1,5 @@
 /**
- * The `kvt.v1` message types under the names the code uses: each is the generator's shape of the
+ * The `kvt.v1` (and `kvt.ops.v1`) message types under the names the code uses: each is the generator's shape of the
  * message as the loader decodes it (`X__Output` in proto/generated/, written from the `.proto` files
  * by `npm run proto:types`: camelCase, uint64 as decimal string, enums as names, bytes as Buffer,
  * defaults filled in, the oneof's virtual field). `XInput` is what may be sent: any field may be
@@ -81,3 +81,10 @@ export type { RemoveSegmentStoreRequest__Output as RemoveSegmentStoreRequest, Re
 export type { ReplacedPartition__Output as ReplacedPartition, ReplacedPartition as ReplacedPartitionInput } from './generated/kvt/v1/ReplacedPartition';
 export type { TableName__Output as TableName, TableName as TableNameInput } from './generated/kvt/v1/TableName';
 export type { RemoveSegmentStoreResponse__Output as RemoveSegmentStoreResponse, RemoveSegmentStoreResponse as RemoveSegmentStoreResponseInput } from './generated/kvt/v1/RemoveSegmentStoreResponse';
+
+// ---- operations (`kvt.ops.v1`, proto/kvt/ops/v1/metrics.proto) ----
+
+export type { GetMetricsRequest__Output as GetMetricsRequest, GetMetricsRequest as GetMetricsRequestInput } from './generated/kvt/ops/v1/GetMetricsRequest';
+export type { GetMetricsResponse__Output as GetMetricsResponse, GetMetricsResponse as GetMetricsResponseInput } from './generated/kvt/ops/v1/GetMetricsResponse';
+export type { Metric__Output as Metric, Metric as MetricInput } from './generated/kvt/ops/v1/Metric';
+export type { Sample__Output as MetricSample, Sample as MetricSampleInput } from './generated/kvt/ops/v1/Sample';

@@ -1,4 +1,4 @@
-// Generates the TypeScript message types of proto/kvt/v1/*.proto into proto/generated/ (or the
+// Generates the TypeScript message types of the .proto files under proto/kvt/ into proto/generated/ (or the
 // directory given) with proto-loader-gen-types, under the loader options of proto/load.ts.
 // Run: npm run proto:types. test/unit/proto/generated-types.test.ts fails when the checked-in
 // files differ from what this writes.
@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const PROTO_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'proto');
-const FILES = ['kvt/v1/segmentstore.proto', 'kvt/v1/controller.proto'];
+const FILES = ['kvt/v1/segmentstore.proto', 'kvt/v1/controller.proto', 'kvt/ops/v1/metrics.proto'];
 // PROTO_LOADER_OPTIONS of proto/load.ts: camelCase (no --keepCase), longs and enums as String,
 // bytes as Buffer, defaults filled in, the oneofs' virtual fields.
 const OPTIONS = ['--longs=String', '--enums=String', '--bytes=Buffer', '--defaults', '--oneofs', '--includeComments'];

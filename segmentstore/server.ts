@@ -16,6 +16,7 @@ import type * as grpc from '@grpc/grpc-js';
 import type { Registry } from 'prom-client';
 import { joinHostPort } from '../server-kit/address';
 import { ErrorCodes } from '../proto/error-codes';
+import { metricsService } from '../proto/load';
 import { withAuth } from '../server-kit/auth';
 import { guardHandlers } from '../server-kit/guard';
 import { jsonLogger, Logger, rateLimitedWarning, RateLimitedWarning } from '../server-kit/log';
@@ -26,7 +27,7 @@ import { ProcessHealth } from '../server-kit/health';
 import type { HttpEndpoint } from '../server-kit/http-server';
 import { newMetricsRegistry } from '../server-kit/metrics/metrics-registry';
 import { startMetricsServer } from '../server-kit/metrics/metrics-server';
-import { METRICS_SERVICE, metricsHandlers } from '../server-kit/metrics/metrics-service';
+import { metricsHandlers } from '../server-kit/metrics/metrics-service';
 import { RpcMetrics } from '../server-kit/metrics/rpc-metrics';
 import { StoreMetrics } from '../server-kit/metrics/store-metrics';
 import { outgoingCredentials, readTlsFiles, serverCredentials, TlsMaterial } from '../server-kit/tls';
@@ -83,6 +84,8 @@ export class SegmentStoreServer {
   readonly health = new ProcessHealth('kvt.v1.SegmentStore');
   /** This store's metrics: served at `/metrics` with `metricsPort`, and to the controller's status page over gRPC. */
   readonly metrics: Registry;
+  /** The store's own metrics, also the engine's observer (flushes, log writes, applies). */
+  private readonly storeMetrics: StoreMetrics;
   private metricsEndpoint: HttpEndpoint | undefined;
 
   private constructor(
@@ -94,6 +97,7 @@ export class SegmentStoreServer {
     this.overloaded = rateLimitedWarning(this.log, 'request refused: segment store overloaded', 'request');
     this.serving = config.controller ? 'waiting' : 'serving';
     this.metrics = newMetricsRegistry(config.metricsPort !== undefined);
+    this.storeMetrics = new StoreMetrics(this.metrics, () => this.engineRef);
     void this.fatalSignal.promise.then(() => this.health.notServing());
   }
 
@@ -143,12 +147,12 @@ export class SegmentStoreServer {
       });
       this.grpcServer = newGrpcServer({ interceptors: [answerHolding(budget), new RpcMetrics(this.metrics).interceptor] });
       // The service sees the engine through its operation counters (store-metrics.ts).
-      const engine = new StoreMetrics(this.metrics, () => this.engineRef).observe(this.engineRef!);
+      const engine = this.storeMetrics.observe(this.engineRef!);
       this.streams = executeStreams(engine, this.log, budget);
       const handlers = segmentStoreHandlers(engine, this.log, this.streams, budget);
       const gated = this.config.controller ? guardHandlers(handlers, () => this.refusal()) : handlers;
       this.grpcServer.addService(segmentStoreDefinition(), withAuth(gated, this.config, SEGMENT_STORE_ADMIN_METHODS, this.rejectedCalls));
-      this.grpcServer.addService(METRICS_SERVICE, withAuth(metricsHandlers(this.metrics), this.config, new Set()));
+      this.grpcServer.addService(metricsService(), withAuth(metricsHandlers(this.metrics), this.config, new Set()));
       this.health.addTo(this.grpcServer);
       this.port = await bindGrpcServer(this.grpcServer, this.config.host, this.config.port, serverCredentials(tls));
       if (this.config.metricsPort !== undefined) this.metricsEndpoint = await startMetricsServer(this.metrics, this.config.host, this.config.metricsPort);
@@ -220,6 +224,7 @@ export class SegmentStoreServer {
           this.log.error('storage write failed: refusing every call; restart the segment store to recover', { err });
           this.fatalSignal.raise(err);
         },
+        observer: this.storeMetrics,
         ...this.options.engine,
       });
     } catch (err) {

@@ -1,7 +1,11 @@
 /**
- * Command-line flags and `KVT_<COMPONENT>_<NAME>` environment variables for the server processes:
- * one table of options per process; flags override the environment, which overrides defaults.
+ * Command-line flags and `KVT_<COMPONENT>_<NAME>` environment variables for the server processes and
+ * the `kvt` commands: one table of options per command; flags override the environment, which
+ * overrides defaults. Node's own `util.parseArgs` splits the arguments into flags, values and
+ * positionals; this module adds what it does not do: the environment, typed and bounded values, and
+ * errors and `--help` in kvt's words.
  */
+import { parseArgs } from 'node:util';
 
 /** One option of a process: `--kebab-name` flag, `KVT_<PREFIX>_<ENV>` variable. */
 export interface OptionSpec {
@@ -60,7 +64,6 @@ function convert(spec: OptionSpec, raw: string, source: string): string | number
  */
 export function parseOptions(specs: readonly OptionSpec[], argv: readonly string[], env: NodeJS.ProcessEnv, envPrefix: string): { options: ParsedOptions; help: boolean; positionals: string[] } {
   const options: ParsedOptions = {};
-  const byFlag = new Map(specs.map((s) => [s.flag, s]));
   const end = argv.indexOf('--');
   const flags = end < 0 ? argv : argv.slice(0, end);
   if (flags.includes('--help') || flags.includes('-h')) {
@@ -74,27 +77,39 @@ export function parseOptions(specs: readonly OptionSpec[], argv: readonly string
     if (raw !== undefined && raw !== '') options[spec.flag] = convert(spec, raw, name);
     else if (spec.default !== undefined) options[spec.flag] = spec.default;
   }
-  const positionals: string[] = [];
-  for (let i = 0; i < flags.length; i++) {
-    const arg = flags[i];
-    if (!arg.startsWith('--')) {
-      positionals.push(arg);
-      continue;
-    }
-    const eq = arg.indexOf('=');
-    const name = arg.slice(2, eq < 0 ? undefined : eq);
-    const spec = byFlag.get(name);
-    if (!spec) throw new UsageError(`unknown option --${name} (see --help)`);
-    let raw: string | undefined = eq < 0 ? undefined : arg.slice(eq + 1);
-    if (raw === undefined) {
-      if (spec.kind === 'bool') raw = 'true';
-      else if (i + 1 < flags.length) raw = flags[++i];
-      else throw new UsageError(`option --${name} needs a value`);
-    }
-    options[spec.flag] = convert(spec, raw, `--${name}`);
-  }
+  const positionals = flagsInto(options, specs, flags);
   if (end >= 0) positionals.push(...argv.slice(end + 1));
   return { options, help: false, positionals };
+}
+
+/**
+ * Sets the flags of `args` (arguments before any `--`) into `options`; returns the positionals.
+ * `parseArgs` splits them (non-strict, so that kvt words the errors): a string option takes the
+ * next argument whatever it looks like, a bool none. A short option is not kvt's (only `-h`, seen
+ * before): its argument stays a positional, as a key such as `-x` may be.
+ */
+function flagsInto(options: ParsedOptions, specs: readonly OptionSpec[], args: readonly string[]): string[] {
+  const byFlag = new Map(specs.map((s) => [s.flag, s]));
+  const types = Object.fromEntries(specs.map((s) => [s.flag, { type: s.kind === 'bool' ? ('boolean' as const) : ('string' as const) }]));
+  const { tokens } = parseArgs({ args: [...args], options: types, strict: false, allowPositionals: true, tokens: true });
+  const positionals: string[] = [];
+  let lastShort = -1;
+  for (const token of tokens) {
+    if (token.kind === 'positional') positionals.push(token.value);
+    if (token.kind !== 'option') continue;
+    if (!token.rawName.startsWith('--')) {
+      // `-ab` comes as one token per letter, all of the same argument.
+      if (token.index !== lastShort) positionals.push(args[token.index]);
+      lastShort = token.index;
+      continue;
+    }
+    const spec = byFlag.get(token.name);
+    if (!spec) throw new UsageError(`unknown option --${token.name} (see --help)`);
+    const raw = token.value ?? (spec.kind === 'bool' ? 'true' : undefined);
+    if (raw === undefined) throw new UsageError(`option --${token.name} needs a value`);
+    options[spec.flag] = convert(spec, raw, `--${token.name}`);
+  }
+  return positionals;
 }
 
 /** `--help` text: usage line plus one line per option with its default and env variable (if any). */

@@ -59,7 +59,7 @@ export async function openStorage(location: string, options: SegmentEngineOption
   };
   try {
     await checkFormat(db, location);
-    log = await openLog(db, location, options.logBytes ?? DEFAULT_LOG_BYTES);
+    log = await openLog(db, location, options.logBytes ?? DEFAULT_LOG_BYTES, options.observer);
     const clock = new StoreClock(options.clock ?? Date.now);
     await clock.restore(db);
     return { db, log, clock, close };

@@ -96,7 +96,7 @@ export class SegmentEngine {
       (batches) => this.committer.applied(batches),
       (err) => this.committer.fail(err),
     );
-    this.committer = new GroupCommitter(this.applier, this.overlay, options.maxFlushOps, options.maxHoldMs);
+    this.committer = new GroupCommitter(this.applier, this.overlay, options.maxFlushOps, options.maxHoldMs, options.observer);
     this.catalog = new SegmentCatalog(db, async (seg) => {
       await this.settled(seg);
       // A batch that failed (and so was not waited for) leaves the engine failed, and may leave
@@ -156,6 +156,11 @@ export class SegmentEngine {
    */
   get commitStats(): { flushes: number; ops: number; applies: number; appliedOps: number } {
     return { ...this.committer.stats, applies: this.applier.applies, appliedOps: this.applier.appliedOps };
+  }
+
+  /** Bytes of the durable log held by acknowledged writes not yet applied to LevelDB (0 without a log). */
+  get durableLogHeldBytes(): number {
+    return this.applier.logHeldBytes;
   }
 
   /**
@@ -443,6 +448,11 @@ export class SegmentEngine {
   }
 }
 
+/**
+ * Resolves once the staged update is durable. It is counted in its batch here, as it is staged (or in
+ * the microtask after): before its flush can have been written, which takes I/O.
+ */
 function acknowledge(staged: StagedUpdate): Promise<UpdateOutcome> {
+  if (staged.batch !== NOTHING_TO_COMMIT) staged.batch.updates++;
   return staged.batch.done.then(() => new UpdateOutcome(staged.firstSequence, staged.mods));
 }

@@ -1,66 +1,54 @@
 /**
- * `kvt.ops.v1.Metrics/Get`: some of a process's metrics, read over its gRPC port. The controller's
- * status page shows each store's operation rates; it reaches every store over gRPC already (with its
- * TLS and admin token), but does not know where a store serves its Prometheus endpoint, if it serves
- * one at all. The messages are JSON (prom-client's `get()` form), not protobuf: they are read only by
- * kvt's own status page, and carry nothing the wire contract of tables depends on.
+ * `kvt.ops.v1.Metrics/Get` (proto/kvt/ops/v1/metrics.proto): some of a process's metrics, read over
+ * its gRPC port. The controller's status page shows each store's operation rates; it reaches every
+ * store over gRPC already (with its TLS and admin token), but does not know where a store serves its
+ * Prometheus endpoint, if it serves one at all. A metric travels in prom-client's form (what
+ * `Registry.getSingleMetric(name).get()` returns), its label values as strings.
  */
 import * as grpc from '@grpc/grpc-js';
 import type { MetricObjectWithValues, MetricValue, Registry } from 'prom-client';
+import { metricsService } from '../../proto/load';
+import type { GetMetricsRequest, GetMetricsRequestInput, GetMetricsResponse, Metric } from '../../proto/messages';
 import { invalidArgument } from '../fault';
 import { unary } from '../status';
 
-/** The request: which metrics (by name) to return; unknown names are left out. */
-export interface MetricsRequest {
-  names: string[];
-}
-
 /** The answer: each metric asked for that the process has. */
-export interface MetricsResponse {
-  metrics: MetricObjectWithValues<MetricValue<string>>[];
-}
+export type MetricsResponse = GetMetricsResponse;
 
 /** At most this many names in one request. */
-const MAX_NAMES = 64;
+export const MAX_METRIC_NAMES = 64;
 
-const toJson = (value: unknown): Buffer => Buffer.from(JSON.stringify(value), 'utf8');
-const fromJson = (bytes: Buffer): unknown => JSON.parse(bytes.toString('utf8'));
+/** A metric as prom-client gives it, in its wire form: label values as strings (a bucket's `le` is a number there). */
+function toWire(metric: MetricObjectWithValues<MetricValue<string>>): Metric {
+  return {
+    name: metric.name,
+    help: metric.help,
+    type: String(metric.type),
+    aggregator: String(metric.aggregator),
+    values: metric.values.map((v) => ({
+      metricName: (v as { metricName?: string }).metricName ?? '',
+      labels: Object.fromEntries(Object.entries(v.labels).map(([k, l]) => [k, String(l)])),
+      value: v.value,
+    })),
+  };
+}
 
-/** The path of the one method. */
-export const METRICS_GET_PATH = '/kvt.ops.v1.Metrics/Get';
-
-/** The service definition (JSON messages). */
-export const METRICS_SERVICE: grpc.ServiceDefinition = {
-  Get: {
-    path: METRICS_GET_PATH,
-    requestStream: false,
-    responseStream: false,
-    requestSerialize: toJson,
-    requestDeserialize: fromJson,
-    responseSerialize: toJson,
-    responseDeserialize: fromJson,
-    originalName: 'get',
-  },
-};
-
-/** The handlers of {@link METRICS_SERVICE} over `registry`. */
+/** The handlers of {@link metricsService} over `registry`. */
 export function metricsHandlers(registry: Registry): grpc.UntypedServiceImplementation {
   return {
-    Get: unary(async (req: MetricsRequest): Promise<MetricsResponse> => {
-      const names = req?.names;
-      if (!Array.isArray(names) || names.length > MAX_NAMES || !names.every((n) => typeof n === 'string')) {
-        throw invalidArgument(`names must be an array of at most ${MAX_NAMES} metric names`);
-      }
-      const metrics = await Promise.all(names.map((name) => registry.getSingleMetric(name)?.get()));
-      return { metrics: metrics.filter((m): m is MetricObjectWithValues<MetricValue<string>> => m !== undefined) };
+    Get: unary(async (req: GetMetricsRequest): Promise<MetricsResponse> => {
+      if (req.names.length > MAX_METRIC_NAMES) throw invalidArgument(`names holds ${req.names.length} metric names; the maximum is ${MAX_METRIC_NAMES}`);
+      const metrics = await Promise.all(req.names.map((name) => registry.getSingleMetric(name)?.get()));
+      return { metrics: metrics.filter((m) => m !== undefined).map(toWire) };
     }),
   };
 }
 
 /** Asks the process behind `client` (any client on its channel) for the metrics `names`, by `deadline`. */
 export function fetchMetrics(client: grpc.Client, names: string[], deadline: number): Promise<MetricsResponse> {
+  const get = metricsService().Get;
   return new Promise((resolve, reject) => {
-    client.makeUnaryRequest<MetricsRequest, MetricsResponse>(METRICS_GET_PATH, toJson, fromJson as (b: Buffer) => MetricsResponse, { names }, new grpc.Metadata(), { deadline }, (err, res) =>
+    client.makeUnaryRequest<GetMetricsRequestInput, MetricsResponse>(get.path, get.requestSerialize, get.responseDeserialize, { names }, new grpc.Metadata(), { deadline }, (err, res) =>
       err ? reject(err) : resolve(res!),
     );
   });

@@ -9,7 +9,6 @@ import type { Counter, Registry } from 'prom-client';
 import { faultOf } from '../status';
 import { CounterCell, FastCounter, FastHistogram, HistogramCell } from './fast-metrics';
 import { COUNT_BUCKETS, counter, gauge, LATENCY_BUCKETS_SECONDS, secondsSince } from './metrics-registry';
-import type { StorageObserver, StoreStatsSource } from './storage-observer';
 
 /** The operations counted: one update (an atomic batch), one get (of one or more keys), one iterator page, one scan page. */
 export const STORE_OPERATIONS = ['update', 'get', 'iterate', 'scan'] as const;
@@ -18,11 +17,23 @@ export type StoreOperation = (typeof STORE_OPERATIONS)[number];
 /** Name of the operations counter (the status page reads it from each store). */
 export const OPERATIONS_METRIC = 'kvt_segmentstore_operations_total';
 
+const HELD_BYTES_METRIC = 'kvt_segmentstore_durable_log_held_bytes';
+
 /**
  * How long the scanned figures (segments, entries, bytes) are reused. Counting reads every entry of the
  * store (and applies its durable log first), so scrapes every few seconds must not each pay for it.
  */
 export const DEFAULT_STATS_MAX_AGE_MS = 30_000;
+
+/** A store's figures read when its metrics are scraped: what its engine exposes (by structural type). */
+export interface StoreStatsSource {
+  /** Every hosted segment with its live entries and bytes (a scan of each; the metrics cache it). */
+  listSegments(): Promise<ReadonlyArray<{ entryCount: string; bytes: string }>>;
+  /** Group-commit flushes and the record writes in them; applies of logged writes and the writes in them. */
+  readonly commitStats: { flushes: number; ops: number; applies: number; appliedOps: number };
+  /** Bytes of the durable log held by writes not yet applied, when the engine tells. */
+  readonly durableLogHeldBytes?: number;
+}
 
 /** The engine methods observed, by structural type (server-kit does not import the store). */
 export interface ObservableEngine {
@@ -35,14 +46,18 @@ export interface ObservableEngine {
 
 const METHOD_OPERATION: Readonly<Record<string, StoreOperation>> = { update: 'update', get: 'get', iterateInto: 'iterate', scan: 'scan' };
 
-/** The metrics of one segment store. */
-export class StoreMetrics implements StorageObserver {
+/**
+ * The metrics of one segment store. Its `flushed`, `logWritten` and `applied` are what the storage
+ * engine's observer is told (segmentstore/storage/storage-observer.ts; the store passes this object
+ * as the engine's `observer`, which the compiler checks by shape: server-kit does not import storage).
+ */
+export class StoreMetrics {
   // On the path of every operation: fast-metrics.ts.
   private readonly operations: FastCounter;
   private readonly operationSeconds: FastHistogram;
   /** The OK series of each operation, looked up once. */
   private readonly ok = new Map<StoreOperation, { count: CounterCell; seconds: HistogramCell }>();
-  /** What the engine reports through {@link StorageObserver}: registered at its first report, so that no histogram sits at zero for an engine that reports nothing. */
+  /** What the engine reports as its observer: registered at its first report, so that no histogram sits at zero for an engine that reports nothing. */
   private observed: { flushUpdates: HistogramCell; flushBytes: HistogramCell; flushSeconds: HistogramCell; logWriteSeconds: HistogramCell; applyLagSeconds: HistogramCell } | undefined;
   private scanned: { at: number; segments: number; entries: number; bytes: number } | undefined;
   private scanning: Promise<void> | undefined;
@@ -63,17 +78,24 @@ export class StoreMetrics implements StorageObserver {
     for (const op of STORE_OPERATIONS) this.ok.set(op, { count: this.operations.series(op, 'OK'), seconds: this.operationSeconds.series(op, 'OK') });
     this.scannedGauges(registry);
     this.commitCounters(registry);
-    // Only an engine that tells how much of its durable log is held gets the gauge (a constant 0 would mislead).
     const engine = source();
-    if (engine && 'durableLogHeldBytes' in engine) {
-      gauge(registry, {
-        name: 'kvt_segmentstore_durable_log_held_bytes',
-        help: 'Bytes of the durable log held by writes not yet applied to LevelDB.',
-        collect: function () {
-          this.set(source()?.durableLogHeldBytes ?? 0);
-        },
-      });
-    }
+    if (engine) this.heldBytesGauge(engine);
+  }
+
+  /**
+   * The durable-log gauge, registered once an engine that tells how much of its log is held is seen
+   * (here or by {@link observe}): for one that does not, a constant 0 would mislead.
+   */
+  private heldBytesGauge(engine: object): void {
+    if (!('durableLogHeldBytes' in engine) || this.registry.getSingleMetric(HELD_BYTES_METRIC)) return;
+    const source = this.source;
+    gauge(this.registry, {
+      name: HELD_BYTES_METRIC,
+      help: 'Bytes of the durable log held by writes not yet applied to LevelDB.',
+      collect: function () {
+        this.set(source()?.durableLogHeldBytes ?? 0);
+      },
+    });
   }
 
   /** The StorageObserver histograms, registered at the first report. */
@@ -110,6 +132,7 @@ export class StoreMetrics implements StorageObserver {
 
   /** `engine` with its data operations counted (every other member is the engine's own). */
   observe<E extends ObservableEngine>(engine: E): E {
+    this.heldBytesGauge(engine);
     const wrappers = new Map<PropertyKey, unknown>();
     // The method is looked up at each call, so that whatever replaced it on the engine since still runs.
     const methods = engine as unknown as Record<string, (...args: never[]) => Promise<unknown>>;
@@ -149,6 +172,7 @@ export class StoreMetrics implements StorageObserver {
     );
   }
 
+  /** A group-commit flush was made durable: its updates, the bytes of its writes, its time until durable. */
   flushed(updates: number, bytes: number, seconds: number): void {
     const h = this.observedHistograms();
     h.flushUpdates.observe(updates);
@@ -156,10 +180,12 @@ export class StoreMetrics implements StorageObserver {
     h.flushSeconds.observe(seconds);
   }
 
+  /** A record was written to the durable log, one synced write of `seconds`. */
   logWritten(_bytes: number, seconds: number): void {
     this.observedHistograms().logWriteSeconds.observe(seconds);
   }
 
+  /** An apply put logged writes into LevelDB; the oldest had been durable for `lagSeconds`. */
   applied(_writes: number, lagSeconds: number): void {
     this.observedHistograms().applyLagSeconds.observe(lagSeconds);
   }

@@ -38,6 +38,12 @@ describe('kvt command (usage)', () => {
     }
   });
 
+  it('prints the version of the package for --version and exits 0', async () => {
+    const { version } = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string };
+    expect(await kvt(['--version'])).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+    expect((await kvt(['--help'])).stdout).toContain('kvt --version');
+  });
+
   it('rejects an unknown command with one line and exit 2', async () => {
     const r = await kvt(['frobnicate']);
     expect(r.code).toBe(2);

@@ -1,7 +1,8 @@
 /**
  * `--metrics-port` on real processes: after a known workload, each endpoint is scraped over HTTP and
- * its counters are checked against what the workload did (the stores' operations and entries, the
- * client's calls and errors in the registry it was given, the controller's RPCs and tables); and
+ * its counters are checked against what the workload did (the stores' operations and entries, their
+ * engines' flushes, log writes and applies, the client's calls and errors in the registry it was
+ * given, the controller's RPCs and tables); and
  * `kvt cluster` gives every process a metrics port.
  */
 import { Registry } from 'prom-client';
@@ -94,6 +95,27 @@ describe('--metrics-port after a workload', () => {
     // The controller created the four segments; each store started its gRPC and Prometheus metrics.
     expect(sum('grpc_server_handled_total', { grpc_method: 'CreateSegment', grpc_code: 'OK' })).toBe(4);
     for (const samples of stores) expect(total(samples, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
+  });
+
+  it('reports from the storage engines every flush with its updates, every log write, every apply and the log bytes held', async () => {
+    const port = (s: KvtProcess) => metricsPortOf(s, 'segment store started');
+    // A scrape counts each store's entries, which applies its durable log first: after it, everything is applied.
+    await Promise.all(cluster.stores.map((s) => scrape(port(s))));
+    const stores = await Promise.all(cluster.stores.map((s) => scrape(port(s))));
+    // Every update that was made (the stale replaces were refused before staging) is in exactly one flush.
+    expect(stores.reduce((n, samples) => n + total(samples, 'kvt_segmentstore_flush_updates_sum'), 0)).toBe(PUTS + 1);
+    for (const samples of stores) {
+      const flushes = total(samples, 'kvt_segmentstore_group_commit_flushes_total');
+      expect(flushes).toBeGreaterThan(0);
+      expect(total(samples, 'kvt_segmentstore_flush_updates_count')).toBe(flushes);
+      expect(total(samples, 'kvt_segmentstore_flush_seconds_count')).toBe(flushes);
+      // Small flushes: each one record of the durable log, one synced write.
+      expect(total(samples, 'kvt_segmentstore_log_write_seconds_count')).toBe(flushes);
+      const applies = total(samples, 'kvt_segmentstore_log_applies_total');
+      expect(applies).toBeGreaterThan(0);
+      expect(total(samples, 'kvt_segmentstore_apply_lag_seconds_count')).toBe(applies);
+      expect(samples.filter((m) => m.name === 'kvt_segmentstore_durable_log_held_bytes').map((m) => m.value)).toEqual([0]);
+    }
   });
 
   it("counts in the client's registry its Execute calls, the operations they carried and the errors by code, as the stores saw them", async () => {

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { Registry } from 'prom-client';
+import { Histogram, Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidArgumentError, KeyValueTableFactory } from '../../client';
 import { loadConfig as loadControllerConfig } from '../../controller/config';
@@ -19,7 +19,8 @@ import { bindGrpcServer, newGrpcServer } from '../../server-kit/grpc-server';
 import { FastCounter, FastHistogram } from '../../server-kit/metrics/fast-metrics';
 import { newMetricsRegistry } from '../../server-kit/metrics/metrics-registry';
 import { startMetricsServer } from '../../server-kit/metrics/metrics-server';
-import { fetchMetrics, METRICS_SERVICE, metricsHandlers } from '../../server-kit/metrics/metrics-service';
+import { metricsService } from '../../proto/load';
+import { fetchMetrics, metricsHandlers } from '../../server-kit/metrics/metrics-service';
 import { RpcMetrics } from '../../server-kit/metrics/rpc-metrics';
 import { StoreMetrics } from '../../server-kit/metrics/store-metrics';
 
@@ -28,6 +29,12 @@ async function valueOf(registry: Registry, name: string, labels: Record<string, 
   const metric = await registry.getSingleMetric(name)?.get();
   const series = metric?.values.find((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l) && (v as { metricName?: string }).metricName === undefined);
   return series?.value ?? 0;
+}
+
+/** The `_sum` of a histogram's series. */
+async function sumOf(registry: Registry, name: string): Promise<number> {
+  const metric = await registry.getSingleMetric(name)?.get();
+  return metric?.values.find((v) => (v as { metricName?: string }).metricName === `${name}_sum`)?.value ?? 0;
 }
 
 /** The `_count` of a histogram's series. */
@@ -46,7 +53,7 @@ describe('RpcMetrics (a server interceptor) and the metrics service, on a real g
   beforeAll(async () => {
     server = newGrpcServer({ interceptors: [new RpcMetrics(registry).interceptor] });
     health.addTo(server);
-    server.addService(METRICS_SERVICE, metricsHandlers(registry));
+    server.addService(metricsService(), metricsHandlers(registry));
     address = `127.0.0.1:${await bindGrpcServer(server, '127.0.0.1', 0)}`;
     health.serving();
   });
@@ -87,24 +94,59 @@ describe('RpcMetrics (a server interceptor) and the metrics service, on a real g
     expect(await valueOf(registry, 'grpc_server_msg_sent_total', labels)).toBe(1);
   });
 
-  it('answers kvt.ops.v1.Metrics/Get with the metrics asked for, and a bad request with INVALID_ARGUMENT', async () => {
+  it('answers kvt.ops.v1.Metrics/Get (proto/kvt/ops/v1/metrics.proto) with the metrics asked for, in prom-client form', async () => {
+    expect(metricsService().Get.path).toBe('/kvt.ops.v1.Metrics/Get');
     const client = new grpc.Client(address, grpc.credentials.createInsecure());
     try {
-      const answer = await fetchMetrics(client, ['grpc_server_started_total', 'no_such_metric'], Date.now() + 5000);
-      expect(answer.metrics.map((m) => m.name)).toEqual(['grpc_server_started_total']);
-      expect(answer.metrics[0].values.length).toBeGreaterThan(0);
-      const bad = await new Promise<grpc.ServiceError | null>((resolve) =>
+      const sizes = new Histogram({ name: 'test_sizes', help: 'Sizes.', labelNames: ['op'], buckets: [1, 10], registers: [registry] });
+      sizes.observe({ op: 'put' }, 5);
+      sizes.observe({ op: 'put' }, 50);
+      const answer = await fetchMetrics(client, ['test_sizes', 'no_such_metric', 'grpc_server_started_total'], Date.now() + 5000);
+      expect(answer.metrics.map((m) => m.name)).toEqual(['test_sizes', 'grpc_server_started_total']);
+      const [histogram, counter] = answer.metrics;
+      expect(counter).toMatchObject({ type: 'counter', help: 'RPCs started on the server.', aggregator: 'sum' });
+      // prom-client's form: a histogram's series named by their suffix; label values as strings (`le` is a number there).
+      const series = (metricName: string, labels: Record<string, string>, value: number) => ({ metricName, labels, value });
+      expect(histogram).toEqual({
+        name: 'test_sizes',
+        help: 'Sizes.',
+        type: 'histogram',
+        aggregator: 'sum',
+        values: [
+          series('test_sizes_bucket', { le: '1', op: 'put' }, 0),
+          series('test_sizes_bucket', { le: '10', op: 'put' }, 1),
+          series('test_sizes_bucket', { le: '+Inf', op: 'put' }, 2),
+          series('test_sizes_sum', { op: 'put' }, 55),
+          series('test_sizes_count', { op: 'put' }, 2),
+        ],
+      });
+    } finally {
+      client.close();
+    }
+  });
+
+  it('refuses more than 64 names, and bytes that are not a GetMetricsRequest, with INVALID_ARGUMENT', async () => {
+    const client = new grpc.Client(address, grpc.credentials.createInsecure());
+    try {
+      const tooMany = await fetchMetrics(
+        client,
+        Array.from({ length: 65 }, (_, i) => `m${i}`),
+        Date.now() + 5000,
+      ).catch((err: grpc.ServiceError) => err);
+      expect(tooMany).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, details: 'names holds 65 metric names; the maximum is 64' });
+      const garbage = await new Promise<grpc.ServiceError | null>((resolve) =>
         client.makeUnaryRequest(
           '/kvt.ops.v1.Metrics/Get',
-          (v: unknown) => Buffer.from(JSON.stringify(v)),
+          (v: Buffer) => v,
           (b: Buffer) => b,
-          { names: 'all' },
+          // What the JSON form this service once took looks like as bytes.
+          Buffer.from(JSON.stringify({ names: ['all'] })),
           { deadline: Date.now() + 5000 },
           (err) => resolve(err),
         ),
       );
-      expect(bad?.code).toBe(grpc.status.INVALID_ARGUMENT);
-      expect(bad?.details).toBe('names must be an array of at most 64 metric names');
+      expect(garbage?.code).toBe(grpc.status.INVALID_ARGUMENT);
+      expect(garbage?.details).toMatch(/^request is not a valid kvt\.ops\.v1\.Metrics\/Get message: /);
     } finally {
       client.close();
     }
@@ -155,6 +197,66 @@ describe('StoreMetrics on a real storage engine', () => {
     expect(stats.flushes).toBeGreaterThan(0);
     expect(await valueOf(registry, 'kvt_segmentstore_group_commit_flushes_total')).toBe(stats.flushes);
     expect(await valueOf(registry, 'kvt_segmentstore_group_commit_writes_total')).toBe(stats.ops);
+  });
+
+  it("is the engine's observer: every flush with its updates, every synced log write, every apply, and the log bytes held until applied", async () => {
+    const registry = newMetricsRegistry();
+    // The metrics exist before the engine they observe (as in the segment store).
+    const opened: { engine?: SegmentEngine } = {};
+    const metrics = new StoreMetrics(registry, () => opened.engine, 0);
+    // Applies only when a reader needs one (the timer is a minute away, the log far from a quarter full).
+    const engine = await SegmentEngine.open(path.join(dir, 'observed'), { expirySweepIntervalMs: 0, logApplyMs: 60_000, observer: metrics });
+    opened.engine = engine;
+    try {
+      const observed = metrics.observe(engine);
+      await observed.createSegment('3', 's/t#0');
+      const put = (family: string, key: string, condition?: { kind: string }) =>
+        observed.update({ segmentId: '3', modifications: [{ family, key: Buffer.from(key), value: Buffer.from('v'), condition }] });
+      // 5 updates one at a time, 20 at once (group-committed), 3 in one held Execute, one refused: 28 made.
+      for (let i = 0; i < 5; i++) await put('f', `k${i}`);
+      await Promise.all(Array.from({ length: 20 }, (_, i) => put('', `plain-${i}`)));
+      await observed.withHeldCommits((update) => Promise.all(['a', 'b', 'c'].map((k) => update({ segmentId: '3', modifications: [{ family: 'g', key: Buffer.from(k), value: Buffer.from('1') }] }))));
+      await expect(put('f', 'k0', { kind: 'NOT_EXISTS' })).rejects.toMatchObject({ code: 'BAD_KEY_VERSION' });
+
+      const { flushes, applies } = engine.commitStats;
+      expect(applies).toBe(0);
+      expect(await countOf(registry, 'kvt_segmentstore_flush_updates')).toBe(flushes);
+      expect(await sumOf(registry, 'kvt_segmentstore_flush_updates')).toBe(28);
+      expect(await countOf(registry, 'kvt_segmentstore_flush_bytes')).toBe(flushes);
+      expect(await countOf(registry, 'kvt_segmentstore_flush_seconds')).toBe(flushes);
+      // Each flush is one record of the log, of one 4 KiB block (small writes), all held until applied.
+      expect(await countOf(registry, 'kvt_segmentstore_log_write_seconds')).toBe(flushes);
+      expect(await valueOf(registry, 'kvt_segmentstore_durable_log_held_bytes')).toBe(flushes * 4096);
+      expect(await countOf(registry, 'kvt_segmentstore_apply_lag_seconds')).toBe(0);
+
+      // A scan reads LevelDB: everything is applied first, in one apply, and the log released.
+      expect((await observed.scan({ segmentId: '3', maxItems: 100, includeValues: false })).items).toHaveLength(28);
+      expect(engine.commitStats.applies).toBe(1);
+      expect(await countOf(registry, 'kvt_segmentstore_apply_lag_seconds')).toBe(1);
+      expect(await valueOf(registry, 'kvt_segmentstore_durable_log_held_bytes')).toBe(0);
+      expect(await valueOf(registry, 'kvt_segmentstore_log_applied_writes_total')).toBe(engine.commitStats.appliedOps);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('is told of flushes without a durable log too (each a synced LevelDB write), and of no log write', async () => {
+    const registry = newMetricsRegistry();
+    const opened: { engine?: SegmentEngine } = {};
+    const metrics = new StoreMetrics(registry, () => opened.engine, 0);
+    const engine = await SegmentEngine.open(path.join(dir, 'unlogged'), { expirySweepIntervalMs: 0, logBytes: 0, observer: metrics });
+    opened.engine = engine;
+    try {
+      const observed = metrics.observe(engine);
+      await observed.createSegment('4', 's/t#0');
+      for (let i = 0; i < 3; i++) await observed.update({ segmentId: '4', modifications: [{ family: '', key: Buffer.from(`k${i}`), value: Buffer.from('v') }] });
+      expect(await countOf(registry, 'kvt_segmentstore_flush_updates')).toBe(3);
+      expect(await sumOf(registry, 'kvt_segmentstore_flush_updates')).toBe(3);
+      expect(await countOf(registry, 'kvt_segmentstore_log_write_seconds')).toBe(0);
+      expect(await valueOf(registry, 'kvt_segmentstore_durable_log_held_bytes')).toBe(0);
+    } finally {
+      await engine.close();
+    }
   });
 
   it('records what a StorageObserver is told (flush sizes and times, log writes, apply lag) from its first report on', async () => {

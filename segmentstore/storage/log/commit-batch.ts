@@ -23,6 +23,8 @@ export class CommitBatch {
   weight = 0;
   /** Bytes the writes take in a log record. */
   bytes = 0;
+  /** Updates (callers' atomic batches) staged into it, for the observer's flush sizes; the sweeper's expiries are not counted. */
+  updates = 0;
   readonly keys: Buffer[] = [];
   readonly values: (Buffer | null)[] = [];
   /** The latin1 form of each key where the stager had it (the applier keys its map by it). */

@@ -30,6 +30,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import { errorMessage } from '../../../server-kit/fault';
+import type { StorageObserver } from '../storage-observer';
 
 /** Records start at multiples of this, and take whole blocks. */
 export const LOG_BLOCK_BYTES = 4096;
@@ -163,14 +164,17 @@ export class DurableLog {
     readonly capacity: number,
     private size: number,
     private head: LogPosition,
+    /** Told of each record written (its bytes and the time of its synced write). */
+    private readonly observer: StorageObserver | undefined,
   ) {}
 
   /**
    * Opens (creating if needed) the log in `dir` and reads the records from `from` on (none without a
    * checkpoint: a log without one is started afresh). The log then continues after the last of them.
    * @param capacity the largest the file grows to (a multiple of {@link LOG_BLOCK_BYTES} is used)
+   * @param observer told of each record written from now on
    */
-  static async open(dir: string, capacity: number, from: LogPosition | undefined): Promise<{ log: DurableLog; records: RecoveredRecord[] }> {
+  static async open(dir: string, capacity: number, from: LogPosition | undefined, observer?: StorageObserver): Promise<{ log: DurableLog; records: RecoveredRecord[] }> {
     const file = path.join(dir, LOG_FILE);
     const cap = Math.max(2, Math.floor(capacity / LOG_BLOCK_BYTES)) * LOG_BLOCK_BYTES;
     const fresh = from === undefined;
@@ -190,7 +194,7 @@ export class DurableLog {
       }
       if (fresh) syncDirectory(dir);
       const start = fresh ? { lsn: 1, offset: 0, chain: 0 } : from;
-      const log = new DurableLog(syncFd, plainFd, dsyncFlag !== undefined, cap, size, { ...start });
+      const log = new DurableLog(syncFd, plainFd, dsyncFlag !== undefined, cap, size, { ...start }, observer);
       const records = fresh ? [] : await log.recover(start);
       return { log, records };
     } catch (err) {
@@ -238,8 +242,10 @@ export class DurableLog {
     const lsn = this.head.lsn;
     const { header, crc } = recordHeader(lsn, payload, length, this.head.chain);
     // The padding to whole blocks is written too: zeros, so no stale memory reaches the disk.
+    const start = performance.now();
     await writeAll(this.syncFd, [header, ...payload, ZEROS.subarray(0, bytes - LOG_HEADER_BYTES - length)], bytes, offset);
     if (!this.dsync) await datasync(this.plainFd);
+    this.observer?.logWritten(bytes, (performance.now() - start) / 1000);
     this.hold({ lsn, offset, bytes });
     this.head = { lsn: lsn + 1, offset: offset + bytes, chain: crc };
     this.growAhead();

@@ -12,6 +12,7 @@
  */
 import { CommitBatch } from './commit-batch';
 import type { Overlay, OverlayEntry } from '../overlay';
+import type { StorageObserver } from '../storage-observer';
 
 /** What makes a flush durable and later puts it into LevelDB (log-applier.ts). */
 export interface FlushWriter {
@@ -57,12 +58,14 @@ export class GroupCommitter {
    * same batch they all restart together and the disk idles while they stage; closed batches let the
    * updates staged while a write runs be written as soon as it ends.
    * @param maxHoldMs longest a hold delays a flush.
+   * @param observer told of each flush made durable (its updates, bytes and time).
    */
   constructor(
     private readonly writer: FlushWriter,
     private readonly overlay: Overlay,
     private readonly maxFlushOps = 128,
     private readonly maxHoldMs = DEFAULT_MAX_HOLD_MS,
+    private readonly observer?: StorageObserver,
   ) {}
 
   /** The error of the failed write after which this committer writes nothing more; undefined before. */
@@ -188,6 +191,7 @@ export class GroupCommitter {
    * staging while the disk idles.
    */
   private async flush(group: CommitBatch[]): Promise<void> {
+    const start = performance.now();
     let inLevelDb: boolean;
     try {
       if (this.failed) throw this.failed.err;
@@ -209,10 +213,15 @@ export class GroupCommitter {
     this.flushing = undefined;
     this.next();
     this.stats.flushes++;
+    let updates = 0;
+    let bytes = 0;
     for (const batch of group) {
       this.stats.ops += batch.ops;
+      updates += batch.updates;
+      bytes += batch.bytes;
       batch.resolve();
     }
+    this.observer?.flushed(updates, bytes, (performance.now() - start) / 1000);
     this.writer.written(group, inLevelDb);
   }
 }

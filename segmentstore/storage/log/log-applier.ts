@@ -28,6 +28,7 @@ import type { FlushWriter } from './group-commit';
 import { NS_META } from '../key-codec';
 import { DEFAULT_LOG_APPLY_MS, DEFAULT_LOG_BYTES, SegmentEngineOptions } from '../segments/segment-state';
 import type { Snapshot } from '../read/snapshot-view';
+import type { StorageObserver } from '../storage-observer';
 
 /** Where the checkpoint is kept: `m | 'l'` (segment metadata keys are 10 bytes long). */
 export const CHECKPOINT_KEY = Buffer.from([NS_META, 0x6c]);
@@ -123,8 +124,11 @@ export function addWrite(chain: Chain, key: Buffer, value: Buffer | null): void 
 class Pending {
   readonly writes = new Map<string, { key: Buffer; value: Buffer | null }>();
   readonly batches: CommitBatch[] = [];
+  /** When the oldest of them was durable (performance.now()), for the apply lag. */
+  since: number | undefined;
 
   add(group: readonly CommitBatch[]): void {
+    this.since ??= performance.now();
     for (const batch of group) {
       this.batches.push(batch);
       const { keys, values, ids } = batch;
@@ -154,11 +158,13 @@ export class LogApplier implements FlushWriter {
   private readonly intervalMs: number;
   /** Log bytes held past which an apply starts at once: a quarter of the log's capacity. */
   private readonly applyBytes: number;
+  /** Told of each apply (its writes and the lag of the oldest). */
+  private readonly observer: StorageObserver | undefined;
 
   constructor(
     private readonly db: ClassicLevel<Buffer, Buffer>,
     private readonly log: DurableLog | undefined,
-    options: Pick<SegmentEngineOptions, 'logApplyMs' | 'logBytes'>,
+    options: Pick<SegmentEngineOptions, 'logApplyMs' | 'logBytes' | 'observer'>,
     /** Called with the batches of each apply, in flush order, once LevelDB holds them. */
     private readonly onApplied: (batches: readonly CommitBatch[]) => void,
     /** Called once when an apply fails (the writes stay in the log; a restart applies them). */
@@ -166,6 +172,12 @@ export class LogApplier implements FlushWriter {
   ) {
     this.intervalMs = options.logApplyMs ?? DEFAULT_LOG_APPLY_MS;
     this.applyBytes = Math.floor((options.logBytes ?? DEFAULT_LOG_BYTES) / 4);
+    this.observer = options.observer;
+  }
+
+  /** Bytes of the durable log held by records not yet applied (0 without a log). */
+  get logHeldBytes(): number {
+    return this.log?.heldBytes ?? 0;
   }
 
   /** Set by {@link write} for the {@link written} that follows it. */
@@ -281,7 +293,7 @@ export class LogApplier implements FlushWriter {
     if (this.failed) throw this.failed.err;
     clearTimeout(this.timer);
     this.timer = undefined;
-    const { writes, batches } = this.pending;
+    const { writes, batches, since } = this.pending;
     this.pending = new Pending();
     // Every record written so far is in LevelDB after a direct write; after an apply, the ones pending.
     const checkpoint = direct ? this.log?.next : this.replayFrom;
@@ -321,6 +333,7 @@ export class LogApplier implements FlushWriter {
     if (!direct) {
       this.applies++;
       this.appliedOps += writes.size;
+      this.observer?.applied(writes.size, since === undefined ? 0 : (performance.now() - since) / 1000);
     }
     if (checkpoint) {
       // (After a direct write nothing was logged meanwhile: the committer waits for it. An apply must

@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import type { ClassicLevel } from 'classic-level';
 import { DurableLog, LOG_FILE, RecoveredRecord } from './durable-log';
 import { addWrite, CHECKPOINT_KEY, decodeCheckpoint, decodeOps, encodeCheckpoint } from './log-applier';
+import type { StorageObserver } from '../storage-observer';
 
 /** Replayed writes go to LevelDB in batches of about this many bytes (bounds the memory of one). */
 const REPLAY_BATCH_BYTES = 32 * 1024 * 1024;
@@ -16,13 +17,13 @@ const REPLAY_BATCH_BYTES = 32 * 1024 * 1024;
 /**
  * Opens the log of the engine at `location` (its LevelDB directory) and replays it into `db`;
  * resolves the log, or undefined when `capacity` is 0 (no log: a log left by an earlier run is
- * replayed and removed).
+ * replayed and removed). `observer` is told of the records written from then on.
  */
-export async function openLog(db: ClassicLevel<Buffer, Buffer>, location: string, capacity: number): Promise<DurableLog | undefined> {
+export async function openLog(db: ClassicLevel<Buffer, Buffer>, location: string, capacity: number, observer?: StorageObserver): Promise<DurableLog | undefined> {
   const checkpoint = decodeCheckpoint(await db.get(CHECKPOINT_KEY));
   if (capacity <= 0 && !checkpoint) return undefined;
   // (Without a log from now on, the one left is only read: any capacity will do, the file stays as it is.)
-  const { log, records } = await DurableLog.open(location, capacity > 0 ? capacity : 1, checkpoint);
+  const { log, records } = await DurableLog.open(location, capacity > 0 ? capacity : 1, checkpoint, observer);
   try {
     await replay(db, records);
     if (capacity > 0) {

@@ -1,5 +1,6 @@
 /** In-memory state of one hosted table segment, and the engine's options. */
 import type { CommitBatch } from '../log/commit-batch';
+import type { StorageObserver } from '../storage-observer';
 import { encodeSegmentId, segmentDataPrefix, segmentRecordKey, segmentSequenceKey } from '../key-codec';
 
 /** The persisted segment record (JSON under the record key). */
@@ -129,6 +130,11 @@ export interface SegmentEngineOptions {
   onStorageFailure?: (err: unknown) => void;
   /** Called when a background task fails (the engine itself logs nothing). */
   onBackgroundError?: (err: unknown, task: string) => void;
+  /**
+   * Told of every group-commit flush, durable-log write and apply (the segment store's metrics);
+   * a few calls per flush, none per update. @default none
+   */
+  observer?: StorageObserver;
 }
 
 /** The engine's lifecycle. */

@@ -76,22 +76,38 @@ describe('InFlight', () => {
   });
 });
 
-describe('ProgressBar', () => {
-  it('draws a bar with the percentage and entry count on a terminal', () => {
+describe('ProgressBar (cli-progress)', () => {
+  /** What a terminal shows of `written`: the text, without the cursor and line-wrap control sequences. */
+  const shown = (written: string[]) => written.join('').replace(/\x1b(?:\[[0-9;?]*[A-Za-z]|[78])/g, '');
+
+  it('draws a bar with the percentage and entry count on a terminal, from the first update, and ends its line', () => {
     const { stream, written } = fakeTerminal(true);
     const bar = new ProgressBar(200, stream);
-    bar.update(50, 1234, true);
-    expect(written.at(-1)).toBe(`\r[${'#'.repeat(8)}${'-'.repeat(22)}]  25%  1,234 entries`);
+    expect(written).toEqual([]);
+    bar.update(50, 1234);
+    expect(shown(written)).toBe(`[${'#'.repeat(8)}${'-'.repeat(22)}]  25%  1,234 entries`);
+    written.length = 0;
     bar.finish(5000);
-    expect(written.at(-2)).toBe(`\r[${'#'.repeat(30)}] 100%  5,000 entries`);
-    expect(written.at(-1)).toBe('\n');
+    expect(shown(written)).toBe(`[${'#'.repeat(30)}] 100%  5,000 entries\n`);
+    written.length = 0;
+    bar.abandon();
+    expect(written).toEqual([]);
+  });
+
+  it('names what it counts, and ends where it stands when abandoned', () => {
+    const { stream, written } = fakeTerminal(true);
+    const bar = new ProgressBar(10, stream, 'revisions');
+    bar.update(1, 1);
+    bar.abandon();
+    expect(shown(written)).toBe(`[###${'-'.repeat(27)}]  10%  1 revisions\n`);
   });
 
   it('writes nothing when stderr is not a terminal', () => {
     const { stream, written } = fakeTerminal(false);
     const bar = new ProgressBar(10, stream);
-    bar.update(5, 1, true);
+    bar.update(5, 1);
     bar.finish(1);
+    bar.abandon();
     expect(written).toEqual([]);
   });
 });

@@ -24,6 +24,19 @@ describe('parseOptions', () => {
     expect(() => parse(['--reverse=maybe'])).toThrow('--reverse must be true or false; got "maybe"');
   });
 
+  it('keeps a short option other than -h as a positional, and lets a string flag take a value that starts with a dash', () => {
+    expect(parse(['-x', 's/t', '-ab', '--family', '-f', '-5'])).toEqual({ options: { reverse: false, family: '-f' }, help: false, positionals: ['-x', 's/t', '-ab', '-5'] });
+    expect(parse(['--family=--x', '--limit=3']).options).toEqual({ reverse: false, family: '--x', limit: 3 });
+  });
+
+  it('refuses an unknown flag and a flag without its value, -- ending the flags', () => {
+    expect(() => parse(['--colour'])).toThrow('unknown option --colour (see --help)');
+    expect(() => parse(['--colour=red'])).toThrow('unknown option --colour (see --help)');
+    expect(() => parse(['s/t', '--family'])).toThrow('option --family needs a value');
+    expect(() => parse(['--family', '--', 'x'])).toThrow('option --family needs a value');
+    expect(() => parse(['--family='])).toThrow('--family must not be empty');
+  });
+
   it('answers --help / -h before -- with the defaults, whatever else is wrong', () => {
     expect(parse(['--limit', '99', '--help'], { T_LIMIT: 'x' })).toEqual({ options: { reverse: false }, help: true, positionals: [] });
     expect(parse(['--bogus', '-h']).help).toBe(true);
