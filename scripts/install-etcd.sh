@@ -5,8 +5,16 @@
 # service starts during the install, and any etcd the package started anyway is stopped.
 set -euo pipefail
 
+# The first line of `etcd --version` (read whole: `| head -n 1` under pipefail dies of SIGPIPE when
+# etcd writes its second line after head has exited; CI saw exit 141).
+version() {
+  local v
+  v="$(etcd --version)"
+  echo "${v%%$'\n'*}"
+}
+
 if command -v etcd >/dev/null 2>&1; then
-  etcd --version | head -n 1
+  version
   exit 0
 fi
 
@@ -43,4 +51,4 @@ for pid in $(pgrep -x etcd 2>/dev/null || true); do
   if [ "$(ps -o user= -p "$pid" | tr -d ' ')" = "etcd" ]; then $SUDO kill "$pid" || true; fi
 done
 
-etcd --version | head -n 1
+version
