@@ -59,8 +59,34 @@ const IDLE_SAMPLE_MS = 200;
 const IDLE_TICKS = 1;
 
 /**
+ * Whether any thread of the processes of `source` is running or waiting for a CPU (state R in
+ * /proc/<pid>/task/<tid>/stat): a server busy with deferred work is, however little CPU a loaded
+ * machine gives it (at a load of 13 on 2 cores a burning process got under a tick per sample).
+ */
+export function anyThreadRunnable(source: CpuSource): boolean {
+  if (source.kind === 'self') return false;
+  for (const pid of source.pids()) {
+    let tasks: string[];
+    try {
+      tasks = fs.readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue;
+    }
+    for (const tid of tasks) {
+      try {
+        const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+        if (stat[stat.lastIndexOf(')') + 2] === 'R') return true;
+      } catch {
+        // The thread ended meanwhile.
+      }
+    }
+  }
+  return false;
+}
+
+/**
  * Waits until the processes of `source` are idle (one sample of {@link IDLE_SAMPLE_MS} with at most
- * one clock tick of CPU) or `maxMs` pass (or their CPU cannot be read). A server's deferred work
+ * one clock tick of CPU, and then no thread runnable) or `maxMs` pass (or their CPU cannot be read). A server's deferred work
  * (LevelDB compactions, etcd's backend commits) then neither lands in the next peer's round nor goes
  * uncharged. In-process sources are not waited for (they hold the benchmark itself).
  */
@@ -71,6 +97,7 @@ export async function waitUntilIdle(source: CpuSource, maxMs: number): Promise<v
     const meter = startCpuMeter(source);
     await new Promise((resolve) => setTimeout(resolve, IDLE_SAMPLE_MS));
     const used = meter();
-    if (used === undefined || Math.round(used * CLOCK_TICKS) <= IDLE_TICKS || Date.now() >= deadline) return;
+    if (used === undefined || Date.now() >= deadline) return;
+    if (Math.round(used * CLOCK_TICKS) <= IDLE_TICKS && !anyThreadRunnable(source)) return;
   }
 }
