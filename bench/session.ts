@@ -4,12 +4,14 @@
  * recorded as missing with the reason, and the run goes on without it.
  */
 import { loadDataset } from './datasets';
+import { CassandraPeer } from './peers/cassandra-peer';
 import { Etcd3Peer } from './peers/etcd3-peer';
 import { EtcdGrpcPeer } from './peers/etcd-grpc-peer';
 import { EtcdNode, ensureEtcdInstalled, startEtcd } from './peers/etcd-node';
 import { KvtCluster, startKvtCluster } from './peers/kvt-cluster';
 import { KvtPeer } from './peers/kvt-peer';
 import { Peer, PeerName } from './peers/peer';
+import { PravegaPeer } from './peers/pravega-peer';
 import { RawLevelPeer } from './peers/raw-level-peer';
 import { BenchSettings, Dataset } from './workloads';
 
@@ -49,6 +51,11 @@ export class Session {
     await s.startEtcdPeers();
     await s.startKvtPeer();
     if (opts.peers.includes('raw')) await s.attempt('raw', () => RawLevelPeer.open());
+    // The JVM peers start their own servers (scripts/pravega.sh, scripts/cassandra.sh; close() stops them), side by side.
+    await Promise.all([
+      opts.peers.includes('pravega') ? s.attempt('pravega', () => PravegaPeer.start({ log: opts.log })) : undefined,
+      opts.peers.includes('cassandra') ? s.attempt('cassandra', () => CassandraPeer.start({ log: opts.log })) : undefined,
+    ]);
     return s;
   }
 

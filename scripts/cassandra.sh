@@ -14,7 +14,12 @@
 #
 # Environment: KVT_CASSANDRA_HOME (.cassandra), KVT_CASSANDRA_VERSION (5.0.9), KVT_CASSANDRA_PORT (CQL, 9042),
 # KVT_CASSANDRA_STORAGE_PORT (7000), KVT_CASSANDRA_JMX_PORT (7199), KVT_CASSANDRA_HEAP (1G),
-# KVT_CASSANDRA_START_TIMEOUT_S (180), JAVA_HOME (else java on PATH; Java 11 or 17).
+# KVT_CASSANDRA_START_TIMEOUT_S (180), JAVA_HOME (else java on PATH; Java 11 or 17), KVT_CASSANDRA_M2 (the Maven
+# repository, $KVT_CASSANDRA_HOME/m2: a second instance, such as the benchmark's, can share the first one's),
+# KVT_CASSANDRA_COMMITLOG_SYNC (periodic: Cassandra's default, the tests'; batch or group: a write is acknowledged
+# only once its commit log is synced, what `npm run bench` runs), KVT_CASSANDRA_COMMITLOG_GROUP_WINDOW_MS (group: 2),
+# KVT_CASSANDRA_PAXOS_VARIANT (v1, Cassandra 5.0's default; v2: the lightweight transactions of two round trips
+# that 5.0 recommends for new clusters, what `npm run bench` runs).
 # Any failure prints one line starting with "cassandra.sh:" on stderr and exits 1.
 set -euo pipefail
 
@@ -27,6 +32,10 @@ STORAGE_PORT="${KVT_CASSANDRA_STORAGE_PORT:-7000}"
 JMX_PORT="${KVT_CASSANDRA_JMX_PORT:-7199}"
 HEAP="${KVT_CASSANDRA_HEAP:-1G}"
 START_TIMEOUT_S="${KVT_CASSANDRA_START_TIMEOUT_S:-180}"
+M2_DIR="${KVT_CASSANDRA_M2:-$HOME_DIR/m2}"
+COMMITLOG_SYNC="${KVT_CASSANDRA_COMMITLOG_SYNC:-periodic}"
+GROUP_WINDOW_MS="${KVT_CASSANDRA_COMMITLOG_GROUP_WINDOW_MS:-2}"
+PAXOS_VARIANT="${KVT_CASSANDRA_PAXOS_VARIANT:-v1}"
 
 CLASSPATH_FILE="$HOME_DIR/classpath-$VERSION.txt"
 CONF_DIR="$HOME_DIR/conf"
@@ -71,7 +80,7 @@ fetch() {
   mkdir -p "$HOME_DIR"
   echo "cassandra.sh: obtaining Apache Cassandra $VERSION from Maven Central (first run only)…" >&2
   local log="$HOME_DIR/maven.log"
-  if ! mvn -B -q -f "$TEMPLATES/pom.xml" -Dcassandra.version="$VERSION" -Dmaven.repo.local="$HOME_DIR/m2" \
+  if ! mvn -B -q -f "$TEMPLATES/pom.xml" -Dcassandra.version="$VERSION" -Dmaven.repo.local="$M2_DIR" \
     dependency:build-classpath -Dmdep.includeScope=runtime -Dmdep.outputFile="$CLASSPATH_FILE.tmp" >"$log" 2>&1; then
     rm -f "$CLASSPATH_FILE.tmp"
     die "Maven could not obtain org.apache.cassandra:cassandra-all:$VERSION: $(grep -m1 -E 'ERROR' "$log" || tail -1 "$log") (full log: $log)"
@@ -83,6 +92,23 @@ write_config() {
   mkdir -p "$CONF_DIR" "$DATA_DIR" "$LOG_DIR" "$TRIGGERS_DIR"
   sed -e "s|@STORAGE_PORT@|$STORAGE_PORT|g" -e "s|@CQL_PORT@|$CQL_PORT|g" -e "s|@DATA_DIR@|$DATA_DIR|g" \
     "$TEMPLATES/cassandra.yaml.template" >"$CONF_DIR/cassandra.yaml"
+  # The template's commit log is Cassandra's default (periodic, synced every 10 s); batch and group sync it
+  # before a write is acknowledged.
+  case "$COMMITLOG_SYNC" in
+    periodic) ;;
+    batch) sed -i -e 's/^commitlog_sync: periodic$/commitlog_sync: batch/' -e '/^commitlog_sync_period:/d' "$CONF_DIR/cassandra.yaml" ;;
+    group)
+      [[ "$GROUP_WINDOW_MS" =~ ^[0-9]+$ ]] || die "KVT_CASSANDRA_COMMITLOG_GROUP_WINDOW_MS must be a whole number of milliseconds, not '$GROUP_WINDOW_MS'"
+      sed -i -e 's/^commitlog_sync: periodic$/commitlog_sync: group/' \
+        -e "s/^commitlog_sync_period:.*/commitlog_sync_group_window: ${GROUP_WINDOW_MS}ms/" "$CONF_DIR/cassandra.yaml"
+      ;;
+    *) die "KVT_CASSANDRA_COMMITLOG_SYNC must be periodic, batch or group, not '$COMMITLOG_SYNC'" ;;
+  esac
+  case "$PAXOS_VARIANT" in
+    v1) ;;
+    v2) echo "paxos_variant: v2" >>"$CONF_DIR/cassandra.yaml" ;;
+    *) die "KVT_CASSANDRA_PAXOS_VARIANT must be v1 or v2, not '$PAXOS_VARIANT'" ;;
+  esac
   cp "$TEMPLATES/logback.xml" "$CONF_DIR/logback.xml"
 }
 
@@ -176,7 +202,7 @@ start() {
   pid=$!
   echo "$pid" >"$PID_FILE"
   wait_for_cql "$pid" "$started"
-  echo "cassandra: running (pid $pid), CQL on 127.0.0.1:$CQL_PORT, answered after $((SECONDS - started))s"
+  echo "cassandra: running (pid $pid), CQL on 127.0.0.1:$CQL_PORT, commitlog_sync $COMMITLOG_SYNC, answered after $((SECONDS - started))s"
 }
 
 stop() {

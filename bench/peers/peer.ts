@@ -1,6 +1,6 @@
 /**
  * The one interface every system under test implements, so each workload is written once and runs
- * the same against kvt, etcd (two clients) and raw LevelDB. Keys are strings; single-key
+ * the same against kvt, etcd (two clients), Pravega, Cassandra and raw LevelDB. Keys are strings; single-key
  * operations use no key family, batches and scans use one family (etcd and raw LevelDB: a prefix).
  */
 import * as fs from 'node:fs';
@@ -8,10 +8,13 @@ import * as path from 'node:path';
 import { CpuSource } from '../core/cpu';
 
 /** The columns of the report. */
-export type PeerName = 'kvt' | 'etcd3' | 'etcd-grpc' | 'raw';
+export type PeerName = 'kvt' | 'etcd3' | 'etcd-grpc' | 'pravega' | 'cassandra' | 'raw';
 
 /** All peers, in report order. */
-export const PEER_NAMES: readonly PeerName[] = ['kvt', 'etcd3', 'etcd-grpc', 'raw'];
+export const PEER_NAMES: readonly PeerName[] = ['kvt', 'etcd3', 'etcd-grpc', 'pravega', 'cassandra', 'raw'];
+
+/** The peers that run in a JVM of their own (Pravega, Cassandra): the quick mode leaves them out unless `--peers` names them. */
+export const JVM_PEERS: readonly PeerName[] = ['pravega', 'cassandra'];
 
 /** A value read together with its opaque version (null when the key is absent). */
 export interface VersionedValue {

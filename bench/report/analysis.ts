@@ -1,7 +1,7 @@
 /**
- * The pure part of the report: ratios of kvt to its peers and the targets of issue 5, evaluated on
- * a {@link BenchRun}. "etcd" in a ratio is the better of the two etcd clients (etcd3 and plain
- * grpc-js) on that metric, so kvt is always compared with etcd at its best.
+ * The pure part of the report: ratios of kvt to its peers and the targets of issues 5, 36 and 37,
+ * evaluated on a {@link BenchRun}. "etcd" in a ratio is the better of the two etcd clients (etcd3 and
+ * plain grpc-js) on that metric, so kvt is always compared with etcd at its best.
  */
 import { BenchRun, CaseResult, PeerMeasurement, isMeasured } from '../core/result';
 
@@ -38,7 +38,7 @@ export function ratio(kvt: number | null, reference: number | null): number | nu
   return kvt / reference;
 }
 
-/** kvt/etcd and kvt/raw of one case on one metric. */
+/** kvt/etcd, kvt/raw, kvt/Pravega and kvt/Cassandra of one case on one metric. */
 export interface CaseRatios {
   caseId: string;
   metric: Metric;
@@ -46,9 +46,17 @@ export interface CaseRatios {
   kvt: number | null;
   etcd: number | null;
   raw: number | null;
+  pravega: number | null;
+  cassandra: number | null;
   kvtOverEtcd: number | null;
   kvtOverRaw: number | null;
+  /** Over Pravega's standalone server, which keeps its data in memory (not durable). */
+  kvtOverPravega: number | null;
+  kvtOverCassandra: number | null;
 }
+
+/** The peers a ratio target may divide kvt by: etcd (the default), or one of the JVM peers. */
+export type Reference = 'etcd' | 'pravega' | 'cassandra';
 
 /**
  * Computes the ratios of a case on a metric. Server CPU has no raw figure: raw LevelDB runs in the
@@ -60,7 +68,27 @@ export function caseRatios(c: CaseResult, metric: Metric, better: Better): CaseR
   const kvt = isMeasured(k) ? metricOf(k, metric) : null;
   const raw = isMeasured(r) && metric !== 'cpuPerOp' ? metricOf(r, metric) : null;
   const etcd = etcdReference(c, metric, better);
-  return { caseId: c.id, metric, better, kvt, etcd, raw, kvtOverEtcd: ratio(kvt, etcd), kvtOverRaw: ratio(kvt, raw) };
+  const pravega = isMeasured(c.peers.pravega) ? metricOf(c.peers.pravega, metric) : null;
+  const cassandra = isMeasured(c.peers.cassandra) ? metricOf(c.peers.cassandra, metric) : null;
+  return {
+    caseId: c.id,
+    metric,
+    better,
+    kvt,
+    etcd,
+    raw,
+    pravega,
+    cassandra,
+    kvtOverEtcd: ratio(kvt, etcd),
+    kvtOverRaw: ratio(kvt, raw),
+    kvtOverPravega: ratio(kvt, pravega),
+    kvtOverCassandra: ratio(kvt, cassandra),
+  };
+}
+
+/** kvt over `reference` in a row. */
+export function ratioOver(r: CaseRatios, reference: Reference): number | null {
+  return reference === 'pravega' ? r.kvtOverPravega : reference === 'cassandra' ? r.kvtOverCassandra : r.kvtOverEtcd;
 }
 
 /** The throughput ratios of every closed-loop case, plus latency (W6) and CPU (W1) rows. */
@@ -80,15 +108,34 @@ export interface Target {
   description: string;
   caseId: string;
   metric: Metric;
-  /** 'ratio': kvt / etcd; 'absolute': kvt's own value; 'self': kvt's value / kvt's value on `baseCaseId`. */
+  /** 'ratio': kvt / `against`; 'absolute': kvt's own value; 'self': kvt's value / kvt's value on `baseCaseId`. */
   kind: 'ratio' | 'absolute' | 'self';
+  /** The peer a 'ratio' target divides by. @default 'etcd' */
+  against?: Reference;
   /** The case a 'self' target divides by. */
   baseCaseId?: string;
   comparator: '>=' | '<=';
   threshold: number;
 }
 
-/** The targets of issue 5 (and of issue 37: W7, W9) on a 2-core machine. */
+/** How the report names Pravega wherever it shows a figure or ratio of it. */
+export const PRAVEGA_LABEL = 'Pravega standalone (in memory, not durable)';
+
+/** The throughput targets of issue 36 (and 37's W7) against one JVM peer: [case, what, at least ×]. */
+function peerTargets(against: 'pravega' | 'cassandra', label: string, rows: Array<[string, string, number]>): Target[] {
+  return rows.map(([caseId, what, threshold]) => ({
+    id: `${caseId}-${against}`,
+    description: `${what} ≥ ${threshold}× ${label}`,
+    caseId,
+    metric: 'unitsPerSec' as const,
+    kind: 'ratio' as const,
+    against,
+    comparator: '>=' as const,
+    threshold,
+  }));
+}
+
+/** The targets of issue 5, of issue 37 (W7, W9) and of issue 36 (kvt against Pravega and Cassandra) on a 2-core machine. */
 export const TARGETS: readonly Target[] = [
   { id: 'W1-ratio', description: 'W1 puts/s ≥ 4× etcd at 64 callers', caseId: 'W1-64', metric: 'unitsPerSec', kind: 'ratio', comparator: '>=', threshold: 4 },
   { id: 'W1-abs', description: 'W1 ≥ 15,000 durable puts/s at 64 callers', caseId: 'W1-64', metric: 'unitsPerSec', kind: 'absolute', comparator: '>=', threshold: 15_000 },
@@ -103,6 +150,22 @@ export const TARGETS: readonly Target[] = [
   { id: 'W7-self', description: 'W7 new-family puts/s ≥ 80% of kvt’s W1 (64 callers)', caseId: 'W7', baseCaseId: 'W1-64', metric: 'unitsPerSec', kind: 'self', comparator: '>=', threshold: 0.8 },
   { id: 'W9-uni', description: 'W9 uniform family gets/s ≥ 80% of kvt’s W2 uniform', caseId: 'W9-uni', baseCaseId: 'W2-uni', metric: 'unitsPerSec', kind: 'self', comparator: '>=', threshold: 0.8 },
   { id: 'W9-zipf', description: 'W9 zipfian family gets/s ≥ 80% of kvt’s W2 zipfian', caseId: 'W9-zipf', baseCaseId: 'W2-zipf', metric: 'unitsPerSec', kind: 'self', comparator: '>=', threshold: 0.8 },
+  ...peerTargets('pravega', PRAVEGA_LABEL, [
+    ['W1-64', 'W1 puts/s (64 callers)', 3],
+    ['W2-uni', 'W2 uniform gets/s', 3],
+    ['W2-zipf', 'W2 zipfian gets/s', 3],
+    ['W3', 'W3 successful RMW/s', 2],
+    ['W4', 'W4 batched entries/s', 3],
+    ['W5', 'W5 scanned entries/s', 2],
+    ['W7', 'W7 new-family puts/s', 3],
+  ]),
+  ...peerTargets('cassandra', 'Cassandra (synced commit log)', [
+    ['W1-64', 'W1 puts/s (64 callers)', 4],
+    ['W2-uni', 'W2 uniform gets/s', 4],
+    ['W2-zipf', 'W2 zipfian gets/s', 4],
+    ['W3', 'W3 successful RMW/s (LWT)', 5],
+    ['W4', 'W4 batched entries/s', 4],
+  ]),
 ];
 
 /** A target evaluated on a run. */
@@ -141,12 +204,14 @@ export function verdictFor(t: Target, actual: number): { met: boolean; verdict: 
 }
 
 /**
- * The failed operations of the peers a target reads (kvt; for a ratio, the etcd clients too), as
- * "kvt failed 5 operations (first error)", or undefined when none failed. A failed operation adds no
- * units and leaves the latency histogram, so a figure over failures flatters whoever failed less.
+ * The failed operations of the peers a target reads (kvt; for a ratio, the peer it divides by too: both
+ * etcd clients for etcd), as "kvt failed 5 operations (first error)", or undefined when none failed. A
+ * failed operation adds no units and leaves the latency histogram, so a figure over failures flatters
+ * whoever failed less.
  */
-function failures(c: CaseResult, kind: Target['kind']): string | undefined {
-  const peers = kind === 'ratio' ? (['kvt', 'etcd3', 'etcd-grpc'] as const) : (['kvt'] as const);
+function failures(c: CaseResult, kind: Target['kind'], against: Reference = 'etcd'): string | undefined {
+  const references = against === 'etcd' ? (['etcd3', 'etcd-grpc'] as const) : ([against] as const);
+  const peers = kind === 'ratio' ? (['kvt', ...references] as const) : (['kvt'] as const);
   const failed = peers.flatMap((p) => {
     const m = c.peers[p];
     if (!isMeasured(m) || m.errors === 0) return [];
@@ -163,19 +228,31 @@ export function evaluateTarget(run: BenchRun, t: Target): TargetResult {
   const r = caseRatios(c, t.metric, better);
   const base = t.kind === 'self' ? run.cases.find((x) => x.id === t.baseCaseId) : undefined;
   if (t.kind === 'self' && !base) return { target: t, actual: null, met: null, verdict: `not measured: case ${t.baseCaseId} was not run` };
-  const actual = t.kind === 'ratio' ? r.kvtOverEtcd : base ? ratio(r.kvt, caseRatios(base, t.metric, better).kvt) : r.kvt;
+  const actual = t.kind === 'ratio' ? ratioOver(r, t.against ?? 'etcd') : base ? ratio(r.kvt, caseRatios(base, t.metric, better).kvt) : r.kvt;
   if (actual === null) {
     const k = c.peers.kvt;
-    const why = k && 'missing' in k ? `kvt missing (${k.missing})` : r.kvt === null ? 'no kvt figure' : base ? `no kvt figure for ${t.baseCaseId}` : 'no etcd figure';
+    const other = t.against && t.against !== 'etcd' ? c.peers[t.against] : undefined;
+    const why =
+      k && 'missing' in k
+        ? `kvt missing (${k.missing})`
+        : r.kvt === null
+          ? 'no kvt figure'
+          : base
+            ? `no kvt figure for ${t.baseCaseId}`
+            : other && 'missing' in other
+              ? `${t.against} missing (${other.missing})`
+              : t.against && t.against !== 'etcd' && !other
+                ? `${t.against} not in this run (--peers)`
+                : `no ${t.against ?? 'etcd'} figure`;
     return { target: t, actual: null, met: null, verdict: `not measured: ${why}` };
   }
   const verdict = verdictFor(t, actual);
-  const failed = failures(c, t.kind) ?? (base ? failures(base, t.kind) : undefined);
+  const failed = failures(c, t.kind, t.against) ?? (base ? failures(base, t.kind) : undefined);
   if (failed) return { target: t, actual, met: null, verdict: `not counted: ${failed}; without them ${verdict.verdict}` };
   return { target: t, actual, ...verdict };
 }
 
-/** Evaluates every target of issue 5. */
+/** Evaluates every target. */
 export function evaluateTargets(run: BenchRun, targets: readonly Target[] = TARGETS): TargetResult[] {
   return targets.map((t) => evaluateTarget(run, t));
 }

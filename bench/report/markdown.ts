@@ -3,15 +3,28 @@
  * ratios, and the run's notes. Pure: a string from data.
  */
 import { BenchRun, CaseResult, PeerMeasurement, isMeasured } from '../core/result';
-import { PEER_NAMES } from '../peers/peer';
-import { CaseRatios, TargetResult, allRatios, formatNumber } from './analysis';
+import { PEER_NAMES, PeerName } from '../peers/peer';
+import { CaseRatios, PRAVEGA_LABEL, TargetResult, allRatios, formatNumber } from './analysis';
 
-const PEER_LABEL: Record<string, string> = {
+const PEER_LABEL: Record<PeerName, string> = {
   kvt: 'kvt',
   etcd3: 'etcd (etcd3 client)',
   'etcd-grpc': 'etcd (plain grpc-js)',
+  pravega: PRAVEGA_LABEL,
+  cassandra: 'Cassandra',
   raw: 'raw LevelDB (in-process)',
 };
+
+/** A peer's name in the report; Cassandra's says how its commit log syncs (the run's `cassandraCommitLog` setting). */
+function peerLabel(p: PeerName, run: BenchRun): string {
+  const mode = run.settings.cassandraCommitLog;
+  return p === 'cassandra' && mode ? `Cassandra (commit log: ${mode} sync)` : PEER_LABEL[p];
+}
+
+/** Whether any case of the run measured (or tried) `p`. */
+function ran(run: BenchRun, p: PeerName): boolean {
+  return run.cases.some((c) => c.peers[p] !== undefined);
+}
 
 function cell(x: number | null | undefined, suffix = ''): string {
   return x === null || x === undefined || !Number.isFinite(x) ? '—' : `${formatNumber(x)}${suffix}`;
@@ -23,21 +36,28 @@ function extraText(m: PeerMeasurement): string {
   return parts.join(', ');
 }
 
-function caseRows(c: CaseResult): string[] {
+function caseRows(c: CaseResult, run: BenchRun): string[] {
   return PEER_NAMES.flatMap((p) => {
     const m = c.peers[p];
     if (!m) return [];
-    if (!isMeasured(m)) return [`| ${c.id} | ${PEER_LABEL[p]} | missing: ${m.missing.replace(/\|/g, '/')} | | | | | | |`];
+    if (!isMeasured(m)) return [`| ${c.id} | ${peerLabel(p, run)} | missing: ${m.missing.replace(/\|/g, '/')} | | | | | | |`];
     const cpuUs = m.cpuPerOp === null ? null : m.cpuPerOp * 1e6;
     return [
-      `| ${c.id} | ${PEER_LABEL[p]} | ${cell(m.unitsPerSec)} | ${cell(m.opsPerSec)} | ${cell(m.latency.p50Ms)} | ${cell(m.latency.p99Ms)} | ${cell(m.latency.p999Ms)} | ${cell(cpuUs)} | ${extraText(m)} |`,
+      `| ${c.id} | ${peerLabel(p, run)} | ${cell(m.unitsPerSec)} | ${cell(m.opsPerSec)} | ${cell(m.latency.p50Ms)} | ${cell(m.latency.p99Ms)} | ${cell(m.latency.p999Ms)} | ${cell(cpuUs)} | ${extraText(m)} |`,
     ];
   });
 }
 
-function ratioRow(r: CaseRatios): string {
+function ratioRow(r: CaseRatios, jvm: JvmColumns): string {
   const what = r.metric === 'unitsPerSec' ? 'throughput' : r.metric === 'p99Ms' ? 'p99 latency' : 'server CPU per op';
-  return `| ${r.caseId} | ${what} (${r.better} is better) | ${cell(r.kvtOverEtcd, '×')} | ${cell(r.kvtOverRaw, '×')} |`;
+  const extra = [...(jvm.pravega ? [cell(r.kvtOverPravega, '×')] : []), ...(jvm.cassandra ? [cell(r.kvtOverCassandra, '×')] : [])];
+  return `| ${r.caseId} | ${what} (${r.better} is better) | ${cell(r.kvtOverEtcd, '×')} | ${cell(r.kvtOverRaw, '×')} |${extra.map((x) => ` ${x} |`).join('')}`;
+}
+
+/** Which JVM peers' ratio columns the report has (those the run tried). */
+interface JvmColumns {
+  pravega: boolean;
+  cassandra: boolean;
 }
 
 function targetRow(t: TargetResult): string {
@@ -48,6 +68,8 @@ function targetRow(t: TargetResult): string {
 /** The title, how and where the run was made, and the ratio chart. */
 function headerLines(run: BenchRun): string[] {
   const cmd = run.mode === 'full' ? 'npm run bench -- --full' : 'npm run bench';
+  const jvm = ran(run, 'pravega') || ran(run, 'cassandra');
+  const alt = jvm ? `ratios of kvt to etcd, to ${PRAVEGA_LABEL}, to Cassandra and to raw LevelDB` : 'ratios of kvt to etcd and to raw LevelDB';
   return [
     '# kvt benchmark report',
     '',
@@ -57,7 +79,7 @@ function headerLines(run: BenchRun): string[] {
       '.',
     'This file is rewritten by every run; the raw figures are in `bench/results/<timestamp>.json`.',
     '',
-    '![ratios of kvt to etcd and to raw LevelDB](report.svg)',
+    `![${alt}](report.svg)`,
     '',
   ];
 }
@@ -65,7 +87,7 @@ function headerLines(run: BenchRun): string[] {
 /** The targets section: one row per target with its verdict. */
 function targetLines(targets: TargetResult[]): string[] {
   return [
-    '## Targets (issue 5)',
+    '## Targets (issues 5, 36, 37)',
     '',
     '"etcd" is the better of the two etcd clients on each metric. ⚪ = not measured in this run, or not counted because operations failed.',
     '',
@@ -78,7 +100,9 @@ function targetLines(targets: TargetResult[]): string[] {
 
 /** The ratios section: kvt over etcd and over raw LevelDB per case and metric. */
 function ratioLines(run: BenchRun): string[] {
-  return ['## Ratios', '', '| case | metric | kvt / etcd | kvt / raw |', '|---|---|---|---|', ...allRatios(run).map(ratioRow), ''];
+  const jvm = { pravega: ran(run, 'pravega'), cassandra: ran(run, 'cassandra') };
+  const heads = ['kvt / etcd', 'kvt / raw', ...(jvm.pravega ? [`kvt / ${PRAVEGA_LABEL}`] : []), ...(jvm.cassandra ? [`kvt / ${peerLabel('cassandra', run)}`] : [])];
+  return ['## Ratios', '', `| case | metric | ${heads.join(' | ')} |`, `|---|---|${heads.map(() => '---|').join('')}`, ...allRatios(run).map((r) => ratioRow(r, jvm)), ''];
 }
 
 /** The figures section: what the columns measure, then every figure per case and peer. */
@@ -94,7 +118,7 @@ function figureLines(run: BenchRun): string[] {
     '',
     '| case | peer | units/s | ops/s | p50 | p99 | p999 | server CPU µs/op | notes |',
     '|---|---|---|---|---|---|---|---|---|',
-    ...run.cases.flatMap(caseRows),
+    ...run.cases.flatMap((c) => caseRows(c, run)),
     '',
   ];
 }

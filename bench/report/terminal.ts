@@ -22,7 +22,7 @@ export function renderTable(run: BenchRun, targets: TargetResult[]): string {
         continue;
       }
       const cpu = m.cpuPerOp === null ? '—' : formatNumber(m.cpuPerOp * 1e6);
-      const notes = [...Object.entries(m.extra ?? {}).map(([k, v]) => `${k}=${v}`), ...(m.errors ? [`errors=${m.errors}`] : [])].join(' ');
+      const notes = [...(p === 'pravega' ? ['(in memory, not durable)'] : []), ...Object.entries(m.extra ?? {}).map(([k, v]) => `${k}=${v}`), ...(m.errors ? [`errors=${m.errors}`] : [])].join(' ');
       lines.push(
         `${pad(c.id, 8)} ${pad(p, 10)} ${pad(formatNumber(m.unitsPerSec), 11, true)} ${pad(formatNumber(m.latency.p50Ms), 8, true)} ` +
           `${pad(formatNumber(m.latency.p99Ms), 8, true)} ${pad(cpu, 10, true)}  ${notes}`,
