@@ -158,7 +158,10 @@ export class ChangesReader {
     const cursors = this.layout.families.map((family, p) => {
       const end = BigInt(stamps[p].sequence);
       // A position at or past the end (nothing to read) opens no iterator.
-      const pages = from[p] + 1n < end ? this.table.entryIterator(family, { from: changeKey(from[p] + 1n), to: changeKey(end), maxKeysAtOnce: pageItems })[Symbol.asyncIterator]() : null;
+      // Read past `end` too: an edit indexed during this read moves its document's entry from below
+      // `end` to above it in one update, and a page read after that move finds only the new entry,
+      // further on. Entries past `end` are listed, but the position stops at `end` (see merge).
+      const pages = from[p] + 1n < end ? this.table.entryIterator(family, { from: changeKey(from[p] + 1n), to: CHANGE_END, maxKeysAtOnce: pageItems })[Symbol.asyncIterator]() : null;
       return new Cursor(p, pages, from[p], end, limit === undefined);
     });
     let response: ChangesResponse;
@@ -256,7 +259,9 @@ export class ChangesReader {
     while (heap.size > 0 && results.length < limit) {
       const c = heap.pop();
       const { seq, change } = c.head!;
-      c.position = seq;
+      // Past `end` a change may still be unindexed below this one (its marker is repaired by the next
+      // read): the position stays at `end`, and the next read lists this change again.
+      c.position = seq < c.end ? seq : c.end;
       if (await c.next()) heap.push(c);
       positions[c.partition] = c.position;
       results.push({ id: change.id, seq: encodeSequence({ fingerprint, positions }), rev: change.rev, deleted: change.deleted });

@@ -20,8 +20,52 @@ function failingFeedWrites(table: BytesTable): BytesTable {
   });
 }
 
+/**
+ * The table, where the first iterator over a feed family's change entries (not its markers) first
+ * runs `edit`: an edit indexed between a changes read's clock stamp and its listing.
+ */
+function editBeforeListing(table: BytesTable, edit: () => Promise<unknown>): BytesTable {
+  let done = false;
+  return new Proxy(table, {
+    get(t, prop) {
+      if (prop === 'entryIterator') {
+        return (family: string, options?: { prefix?: unknown }) => {
+          if (done || !family.startsWith(FEED_FAMILY_PREFIX) || options?.prefix !== undefined) return t.entryIterator(family, options as never);
+          done = true;
+          return (async function* () {
+            await edit();
+            yield* t.entryIterator(family, options as never);
+          })();
+        };
+      }
+      const v = (t as unknown as Record<string | symbol, unknown>)[prop];
+      return typeof v === 'function' ? v.bind(t) : v;
+    },
+  });
+}
+
 export function changesSuite(ctx: DocumentsSuiteContext): void {
   describe('DocumentStore.changes', () => {
+    it("lists a document whose change an edit moves past the read's clock while the read lists (a CouchDB snapshot would show it)", async () => {
+      const { store, table } = await ctx.store();
+      const ids = Array.from({ length: 8 }, (_, i) => `moved-${i}`);
+      const revs = new Map<string, string>();
+      for (const id of ids) revs.set(id, (await store.put(id, { v: 1 })).rev);
+      const since = (await store.changes()).lastSeq;
+      for (const id of ids) revs.set(id, (await store.put(id, { v: 2 }, { rev: revs.get(id)! })).rev);
+      // Between the reader's stamp and its listing, every document is edited again: its change entry
+      // moves from below the stamp to above it in one update. Before the fix the read listed none of them.
+      const reader = new DocumentStore(
+        editBeforeListing(table, () => Promise.all(ids.map(async (id) => revs.set(id, (await store.put(id, { v: 3 }, { rev: revs.get(id)! })).rev)))),
+        ctx.target().storeOptions,
+      );
+      const feed = await reader.changes({ since });
+      expect(new Set(feed.results.map((r) => r.id))).toEqual(new Set(ids));
+      // Read again from where it ended: nothing is lost, and what was listed past the stamp may repeat.
+      const again = await store.changes({ since: feed.lastSeq });
+      for (const r of again.results) expect(ids).toContain(r.id);
+    });
+
     it('lists each of 100 documents once at its newest change after 1,000 updates, resumed from three points', async () => {
       const { store } = await ctx.store();
       const n = ctx.target().partitionCount;
