@@ -64,13 +64,11 @@ async function cassandraTarget(contactPoint: string): Promise<ArchiveTarget> {
 const cassandra = inject('cassandra');
 if (cassandra?.state === 'ready') {
   archiveConformance('CassandraArchiveStore on a real Cassandra', () => cassandraTarget(cassandra.contactPoint), { processes: true, restart: true });
-} else if (cassandra?.state === 'skipped') {
-  describe.skip('CassandraArchiveStore (skipped: KVT_SKIP_CASSANDRA=1)', () => {
-    it('runs the archive conformance suite against a real Cassandra', () => undefined);
-  });
 } else {
   describe('CassandraArchiveStore', () => {
     it('needs a real Cassandra (scripts/cassandra.sh start)', () => {
+      // KVT_SKIP_CASSANDRA=1 does not pass this suite: it fails, saying so.
+      if (cassandra?.state === 'skipped') throw new Error('KVT_SKIP_CASSANDRA=1: the Cassandra archive suite did not run (it needs a real Cassandra)');
       throw new Error(cassandra?.state === 'failed' ? cassandra.reason : 'Cassandra was not prepared: run the suite through vitest.config.ts (its globalSetup starts Cassandra)');
     });
   });

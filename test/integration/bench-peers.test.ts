@@ -106,8 +106,11 @@ describe('benchmark peers against their real servers', () => {
   for (const name of PEER_NAMES) {
     const why = skipped(name);
     if (why) {
-      describe.skip(`${name} (skipped: ${why})`, () => {
-        it('keeps the peer contract against its real server', () => undefined);
+      // An explicit opt-out does not pass the peer's contract: its test fails, saying why it did not run.
+      describe(name, () => {
+        it('keeps the peer contract against its real server', () => {
+          throw new Error(`${name} did not run: ${why}`);
+        });
       });
       continue;
     }
