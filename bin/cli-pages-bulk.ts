@@ -8,18 +8,20 @@
  * - optional `headers` (strings) and `parts` (name → text; `parts_b64` for bytes); other fields
  *   (`commit`, …) are ignored.
  *
- * Import checks each line whole before sending it, keeps up to 32 renders in flight (a repeated
- * render waits for its earlier line, so the later line wins), and draws a progress bar on a
- * terminal. Precedence is by (rev, tid), so the order they land in does not matter. Every render is one
- * atomic write, so a stopped import never leaves part of a render: at the first bad line or failed
- * write it stops reading, waits for what it sent, and says which line and how much was imported.
+ * Import checks each line whole before sending it, buffers a page's consecutive lines into batches of
+ * up to 64 renders written with one `putRenders` (few atomic updates each), keeps up to 32 batches in
+ * flight (a repeated render waits for its earlier line's batch, so the later line wins), and draws a
+ * progress bar on a terminal. Precedence is by (rev, tid), so the order they land in does not matter.
+ * A render is never split between updates, so a stopped import never leaves part of a render: at the
+ * first bad line or failed write it writes what it read before the line, stops reading, waits for what
+ * it sent, and says which line and how much was imported.
  * Export writes the same lines (with `tid`), newest first per page; they import back byte for byte.
  */
 import * as fs from 'node:fs';
 import * as readline from 'node:readline';
 import { Readable, Transform } from 'node:stream';
 import * as zlib from 'node:zlib';
-import { MAX_KEY_FAMILY_LENGTH, PageRevisionStore, Render, RenderBody, RenderInput, timeOf, timeUuidOf } from '../client';
+import { InvalidArgumentError, MAX_KEY_FAMILY_LENGTH, PageRevisionStore, Render, RenderBody, RenderInput, timeOf, timeUuidOf } from '../client';
 import { InFlight, ProgressBar } from './cli-bulk';
 
 /** Clock sequence and node of the tids an import derives from `ts` ("kvtimp"; its multicast bit is set). */
@@ -133,46 +135,106 @@ export async function importRevisions(store: PageRevisionStore, file: string): P
   }
 }
 
+/** Renders of one page buffered for one `putRenders` call: at most this many, or this many bytes of lines. */
+const BATCH_RENDERS = 64;
+const BATCH_LINE_BYTES = 8 * 1024 * 1024;
+/** Every page's buffer is sent once the buffers hold this many bytes of lines. */
+const BUFFERED_LINE_BYTES = 32 * 1024 * 1024;
+
+/** Consecutive lines of one page, to be written with one `putRenders`. */
+interface PageBatch {
+  renders: RenderInput[];
+  lines: number[];
+  bytes: number;
+}
+
+/** A write that failed at one line (its other lines before it were written). */
+class LineFailure extends Error {
+  constructor(
+    readonly line: number,
+    readonly failure: Error & { code?: string },
+  ) {
+    super(failure.message);
+  }
+}
+
 async function importLines(store: PageRevisionStore, file: string, progress: ProgressBar): Promise<void> {
   const input = fs.createReadStream(file);
   const inFlight = new InFlight();
   const pages = new Set<string>();
+  const buffered = new Map<string, PageBatch>();
   const started = Date.now();
+  let imported = 0;
+  let bufferedBytes = 0;
   let bytes = 0;
   let lineNo = 0;
   let badLine: Error | undefined;
+  // A page's renders go in batches (few round trips: PageRevisionStore.putRenders); a bad render found
+  // by the store sends the batch's renders one by one, so the lines before it are written and it is named.
+  const write = async (batch: PageBatch): Promise<void> => {
+    try {
+      await store.putRenders(batch.renders);
+      imported += batch.renders.length;
+    } catch (err) {
+      if (!(err instanceof InvalidArgumentError)) throw err;
+      for (let i = 0; i < batch.renders.length; i++) {
+        try {
+          await store.putRender(batch.renders[i]);
+        } catch (one) {
+          throw new LineFailure(batch.lines[i], one as Error);
+        }
+        imported++;
+      }
+    }
+  };
+  const send = async (title: string): Promise<void> => {
+    const batch = buffered.get(title)!;
+    buffered.delete(title);
+    bufferedBytes -= batch.bytes;
+    // Renders of any pages go at once (precedence is by (rev, tid), not arrival); a repeated render
+    // waits for its earlier line's batch, so that the later line wins.
+    const keys = batch.renders.map((r) => `${r.rev}\u0000${r.tid}\u0000${r.title}`);
+    await inFlight.add(keys, batch.lines[0], batch.lines.at(-1)!, batch.renders.length, () => write(batch));
+  };
   try {
     for await (const line of linesOf(file, input)) {
       lineNo++;
       if (line.trim() === '') continue;
       const render = parseRevisionLine(line, lineNo);
       pages.add(render.title);
-      bytes += Buffer.byteLength(line);
-      // Renders of any pages go at once (precedence is by (rev, tid), not arrival); a repeated render
-      // waits for its earlier line, so that the later line wins.
-      await inFlight.add([`${render.rev}\u0000${render.tid}\u0000${render.title}`], lineNo, lineNo, 1, () => store.putRender(render));
+      const size = Buffer.byteLength(line);
+      bytes += size;
+      const batch = buffered.get(render.title) ?? buffered.set(render.title, { renders: [], lines: [], bytes: 0 }).get(render.title)!;
+      batch.renders.push(render);
+      batch.lines.push(lineNo);
+      batch.bytes += size;
+      bufferedBytes += size;
+      if (batch.renders.length >= BATCH_RENDERS || batch.bytes >= BATCH_LINE_BYTES) await send(render.title);
+      if (bufferedBytes >= BUFFERED_LINE_BYTES) for (const title of [...buffered.keys()]) if (!inFlight.failure) await send(title);
       if (inFlight.failure) break;
-      progress.update(input.bytesRead, inFlight.written);
+      progress.update(input.bytesRead, imported);
     }
   } catch (err) {
     badLine = err as Error;
   }
+  // What was read before a bad line is written; after a failed write, nothing more is sent.
+  for (const title of [...buffered.keys()]) if (!inFlight.failure) await send(title);
   await inFlight.drain();
   if (badLine || inFlight.failure) {
     progress.abandon();
-    const n = inFlight.written;
-    const imported = n === 1 ? '1 revision was imported' : `${n.toLocaleString('en-US')} revisions were imported`;
+    const summary = imported === 1 ? '1 revision was imported' : `${imported.toLocaleString('en-US')} revisions were imported`;
     if (inFlight.failure) {
-      const err = inFlight.failure.err as Error & { code?: string };
-      throw new Error(`line ${inFlight.failure.first}: ${err.message}${typeof err.code === 'string' ? ` [${err.code}]` : ''} (${imported}; the file was read no further)`);
+      const { first, last } = inFlight.failure;
+      const failure = inFlight.failure.err as Error & { code?: string };
+      const err = failure instanceof LineFailure ? failure.failure : failure;
+      const where = failure instanceof LineFailure ? `line ${failure.line}` : first === last ? `line ${first}` : `lines ${first}–${last}`;
+      throw new Error(`${where}: ${err.message}${typeof err.code === 'string' ? ` [${err.code}]` : ''} (${summary}; the file was read no further)`);
     }
-    throw new Error(`${badLine!.message} (${imported}, all from the lines before it; nothing after it)`);
+    throw new Error(`${badLine!.message} (${summary}, all from the lines before it; nothing after it)`);
   }
-  progress.finish(inFlight.written);
+  progress.finish(imported);
   const seconds = (Date.now() - started) / 1000;
-  process.stderr.write(
-    `imported ${inFlight.written.toLocaleString('en-US')} revisions of ${pages.size.toLocaleString('en-US')} pages (${(bytes / 1e6).toFixed(1)} MB of lines) in ${seconds.toFixed(1)} s\n`,
-  );
+  process.stderr.write(`imported ${imported.toLocaleString('en-US')} revisions of ${pages.size.toLocaleString('en-US')} pages (${(bytes / 1e6).toFixed(1)} MB of lines) in ${seconds.toFixed(1)} s\n`);
 }
 
 /** One render as an export line. */

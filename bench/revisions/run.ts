@@ -2,8 +2,10 @@
  * `npm run bench:revisions`: PageRevisionStore (issue 31) against etcd in one run, on the shared
  * page history (../shared/data/rust-book-revisions.jsonl.gz).
  *
- * - import: every revision of the history, pages in parallel (each page's revisions in order), in MB/s
- *   of raw text; etcd stores the same renders under `title/rev/tid` (etcd-pages.ts);
+ * - import: every revision of the history, pages in parallel (each page's revisions in order, in
+ *   batches: kvt `putRenders` of up to 64, as `kvt pages import` sends them; etcd transactions of up
+ *   to 128 puts and 1.4 MB, its limits), in MB/s of raw text; etcd stores the same renders under
+ *   `title/rev/tid` (etcd-pages.ts);
  * - getLatest at 64 callers over uniformly random pages, in rounds that alternate the peers;
  * - getLatest latency while the cluster serves a mixed open-loop load (90% getLatest, 10% new
  *   revisions) at a fixed rate, each latency measured from the operation's intended start;
@@ -21,7 +23,8 @@ import { LatencySummary, newLatencyHistogram, recordMs, summarize } from '../cor
 import { ensureEtcdInstalled, startEtcd } from '../peers/etcd-node';
 import { startKvtCluster } from '../peers/kvt-cluster';
 import { repoRoot } from '../peers/peer';
-import { EtcdPages } from './etcd-pages';
+import { LOG_FILE as DURABLE_LOG_FILE } from '../../segmentstore/storage/log/durable-log';
+import { ETCD_TXN_BYTES, ETCD_TXN_OPS, EtcdPages } from './etcd-pages';
 import { RevisionsBenchResult, writeRevisionsReport } from './report';
 
 /** The whole run must end within this. */
@@ -36,6 +39,10 @@ type PageWrite = Omit<TextRender, 'tid'> & { tid?: string };
 interface PagesPeer {
   name: 'kvt' | 'etcd';
   put(r: PageWrite): Promise<void>;
+  /** Consecutive revisions of one page, as the peer imports best: kvt `putRenders`, etcd one transaction. */
+  putBatch(rs: TextRender[]): Promise<void>;
+  /** The largest batch `putBatch` takes: renders, bytes of values. */
+  batch: { renders: number; bytes: number };
   latest(title: string): Promise<boolean>;
 }
 
@@ -70,16 +77,38 @@ function checkDeadline(deadline: number, what: string): void {
   if (Date.now() > deadline) throw new Error(`the revisions benchmark ran past its ${DEADLINE_MS / 60_000} minutes during ${what}`);
 }
 
-/** Imports every page, `callers` pages at once, each page's revisions in order; resolves seconds taken. */
-async function importAll(peer: PagesPeer, pages: TextRender[][], callers: number, deadline: number): Promise<number> {
+/** A page's revisions in order, cut into the peer's batches. */
+function batchesOf(peer: PagesPeer, page: TextRender[]): TextRender[][] {
+  const out: TextRender[][] = [];
+  let batch: TextRender[] = [];
+  let bytes = 0;
+  for (const r of page) {
+    const size = Buffer.byteLength(r.value) + 200;
+    if (batch.length > 0 && (batch.length >= peer.batch.renders || bytes + size > peer.batch.bytes)) {
+      out.push(batch);
+      batch = [];
+      bytes = 0;
+    }
+    batch.push(r);
+    bytes += size;
+  }
+  if (batch.length > 0) out.push(batch);
+  return out;
+}
+
+/**
+ * Imports every page, `callers` pages at once, each page's revisions in order: in the peer's batches
+ * (a page's batches one after another), or one write a revision; resolves seconds taken.
+ */
+async function importAll(peer: PagesPeer, pages: TextRender[][], callers: number, batched: boolean, deadline: number): Promise<number> {
   const started = performance.now();
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < pages.length) {
       const page = pages[next++];
-      for (const r of page) {
+      for (const batch of batched ? batchesOf(peer, page) : page.map((r) => [r])) {
         checkDeadline(deadline, `the ${peer.name} import`);
-        await peer.put(r);
+        await (batched ? peer.putBatch(batch) : peer.put(batch[0]));
       }
     }
   };
@@ -137,17 +166,26 @@ async function mixedLoad(peer: PagesPeer, pages: Map<string, TextRender[]>, rate
   return { reads: summarize(reads), writes: summarize(writes), late };
 }
 
-/** Bytes of the files in `dir` and below, split into LevelDB tables and everything else. */
-function levelDbBytes(dir: string): { tables: number; other: number } {
-  const out = { tables: 0, other: 0 };
+/** What a store's LevelDB directory holds: sorted tables, LevelDB's own log (the memtable's data), kvt's durable log (a preallocated ring) and the rest. */
+interface DiskBytes {
+  tables: number;
+  levelLog: number;
+  durableLog: number;
+  other: number;
+}
+
+/** Bytes of the files in `dir` and below, by what they are. */
+function levelDbBytes(dir: string, out: DiskBytes = { tables: 0, levelLog: 0, durableLog: 0, other: 0 }): DiskBytes {
   for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
     const p = path.join(dir, e.name);
-    if (e.isDirectory()) {
-      const sub = levelDbBytes(p);
-      out.tables += sub.tables;
-      out.other += sub.other;
-    } else if (e.name.endsWith('.ldb') || e.name.endsWith('.sst')) out.tables += fs.statSync(p).size;
-    else out.other += fs.statSync(p).size;
+    if (e.isDirectory()) levelDbBytes(p, out);
+    else {
+      const size = fs.statSync(p).size;
+      if (e.name.endsWith('.ldb') || e.name.endsWith('.sst')) out.tables += size;
+      else if (e.name.endsWith('.log')) out.levelLog += size;
+      else if (e.name === DURABLE_LOG_FILE) out.durableLog += size;
+      else out.other += size;
+    }
   }
   return out;
 }
@@ -179,26 +217,47 @@ async function main(): Promise<void> {
       put: async (r) => {
         await store.putRender({ title: r.title, rev: r.rev, tid: r.tid, value: r.value, headers: r.headers });
       },
+      putBatch: async (rs) => {
+        await store.putRenders(rs);
+      },
+      // What `kvt pages import` sends at once.
+      batch: { renders: 64, bytes: 8 * 1024 * 1024 },
       latest: async (title) => (await store.getLatest(title)) !== null,
     };
     const etcdPeer: PagesPeer = {
       name: 'etcd',
       put: (r) => etcdPages.put(r.title, r.rev, r.tid ?? randomUUID(), r.value, r.headers),
+      putBatch: (rs) => etcdPages.putMany(rs),
+      batch: { renders: ETCD_TXN_OPS, bytes: ETCD_TXN_BYTES },
       latest: async (title) => (await etcdPages.latest(title)) !== null,
     };
     const peers = [kvt, etcdPeer];
 
-    const imports: Record<string, number> = {};
-    for (const peer of peers) {
-      const seconds = await importAll(peer, [...pages.values()], s.importCallers, deadline);
-      imports[peer.name] = rawBytes / 1e6 / seconds;
-      log(`import ${peer.name}: ${seconds.toFixed(1)} s, ${imports[peer.name].toFixed(1)} MB/s`);
+    // Each import into a table (or etcd key prefix) of its own; the batched ones are what the rest reads.
+    await manager.createKeyValueTable('bench', 'pages-single', { partitionCount: 8 });
+    const singleStore = new PageRevisionStore(factory.forKeyValueTable('pages-single', { keySerializer: Serializers.bytes, valueSerializer: Serializers.bytes }));
+    const etcdSingle = new EtcdPages(etcd.endpoint, 'single/');
+    const imports: RevisionsBenchResult['imports'] = { kvt: { batched: 0, single: 0 }, etcd: { batched: 0, single: 0 } };
+    const variants: [PagesPeer, boolean][] = [
+      [kvt, true],
+      [etcdPeer, true],
+      [{ ...kvt, put: async (r) => void (await singleStore.putRender({ title: r.title, rev: r.rev, tid: r.tid, value: r.value, headers: r.headers })) }, false],
+      [{ ...etcdPeer, put: (r) => etcdSingle.put(r.title, r.rev, r.tid ?? randomUUID(), r.value, r.headers) }, false],
+    ];
+    let disk: DiskBytes[] = [];
+    for (const [peer, batched] of variants) {
+      const seconds = await importAll(peer, [...pages.values()], s.importCallers, batched, deadline);
+      imports[peer.name][batched ? 'batched' : 'single'] = rawBytes / 1e6 / seconds;
+      log(`import ${peer.name} ${batched ? 'in batches' : 'one write a revision'}: ${seconds.toFixed(1)} s, ${(rawBytes / 1e6 / seconds).toFixed(1)} MB/s`);
+      if (disk.length > 0) continue;
+      // The hot table alone: let the stores apply their durable logs to LevelDB, then measure their directories.
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      disk = cluster.stores.map((st) => levelDbBytes(path.join(st.dataDir, 'leveldb')));
     }
-    // Let the stores apply their durable logs to LevelDB before their directories are measured.
-    await new Promise((resolve) => setTimeout(resolve, 3000));
-    const disk = cluster.stores.map((st) => levelDbBytes(path.join(st.dataDir, 'leveldb')));
-    const hotBytes = disk.reduce((n, d) => n + d.tables + d.other, 0);
-    log(`hot table: ${(hotBytes / renders.length).toFixed(0)} bytes per revision on disk (${(hotBytes / 1e6).toFixed(1)} MB)`);
+    const sum = (f: (d: DiskBytes) => number): number => disk.reduce((n, d) => n + f(d), 0);
+    const hotBytes = sum((d) => d.tables + d.levelLog + d.other);
+    log(`hot table: ${(hotBytes / renders.length).toFixed(0)} bytes per revision in LevelDB (${(hotBytes / 1e6).toFixed(1)} MB), durable log rings ${(sum((d) => d.durableLog) / 1e6).toFixed(1)} MB`);
+    etcdSingle.close();
 
     const latest: Record<string, { reads: number; seconds: number; latency: ReturnType<typeof newLatencyHistogram> }> = {};
     for (const peer of peers) latest[peer.name] = { reads: 0, seconds: 0, latency: newLatencyHistogram() };
@@ -231,10 +290,12 @@ async function main(): Promise<void> {
       callers: s.callers,
       importCallers: s.importCallers,
       rate: s.rate,
-      importMBps: imports,
+      imports,
       hotBytesPerRevision: hotBytes / renders.length,
-      hotTableBytes: disk.reduce((n, d) => n + d.tables, 0),
-      hotOtherBytes: disk.reduce((n, d) => n + d.other, 0),
+      hotTableBytes: sum((d) => d.tables),
+      hotLevelLogBytes: sum((d) => d.levelLog),
+      hotOtherBytes: sum((d) => d.other),
+      durableLogBytes: sum((d) => d.durableLog),
       getLatest,
       mixed,
     };

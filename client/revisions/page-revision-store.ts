@@ -10,16 +10,19 @@ import type { KeyValueTable } from '../key-value-table';
 import { Archiver, fromArchive, MovedHistory } from './archiving';
 import { after, KIND, positionOf, readPosition, recordKey, revisionPrefix } from './key-layout';
 import { ListMode, PageTokens } from './page-token';
-import { encodeRender } from './render-codec';
+import { EncodedRender, encodeRender } from './render-codec';
 import { bodyOf, checkContent, checkDuration, checkLimit, checkRev, checkTid, checkTitle } from './render-input';
 import { RawEntry, RenderReader } from './render-reader';
-import { RenderWriter } from './render-writer';
+import { RenderTarget, RenderWriter } from './render-writer';
 import { TimeUuidGenerator } from './time-uuid';
 import type { ListRevisionsOptions, PageRevisionStoreOptions, PutRenderOptions, Render, RenderedRevision, RenderInput, RenderKey, RevisionPage } from './types';
 
 /** The default recency window and historical TTL: 24 hours. */
 export const DEFAULT_RECENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_HISTORICAL_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** Pages `putRenders` writes at once. */
+const PAGES_AT_ONCE = 16;
 
 /** Keys read per iterator page while a listing skips older renders of a revision. */
 const LIST_SCAN_PAGE = 256;
@@ -108,6 +111,48 @@ export class PageRevisionStore implements AsyncDisposable {
     const ifAbsent = options?.ifAbsent === true;
     await this.writer.write({ title, rev, tid, position: positionOf(rev, tid), ifAbsent }, encodeRender(content, 0));
     return { title, rev, tid };
+  }
+
+  /**
+   * Stores many renders, as `putRender` of each in the order given would, in far fewer round trips
+   * (an import): the renders of one page go in atomic updates of as many as the batch limits allow,
+   * each with one cull and one supersession entry; pages are written at once, PAGES_AT_ONCE at a time.
+   * Every render is checked before anything is written. Resolves the renders' keys, in order.
+   * @throws RenderExistsError with `ifAbsent` for a render already stored: nothing of its update is
+   *   written (renders of the same page given before it may be, and other pages' are).
+   * @throws InvalidArgumentError for a bad render (`renders[i]` named); nothing is written.
+   */
+  async putRenders(renders: RenderInput[], options: PutRenderOptions = {}): Promise<RenderKey[]> {
+    this.checkOpen();
+    if (!Array.isArray(renders)) throw new InvalidArgumentError(`putRenders needs an array of renders, got ${renders === null ? 'null' : typeof renders}`);
+    const ifAbsent = options?.ifAbsent === true;
+    const pages = new Map<string, { target: RenderTarget; encoded: EncodedRender }[]>();
+    const keys = renders.map((input, i): RenderKey => {
+      try {
+        if (input === null || typeof input !== 'object')
+          throw new InvalidArgumentError(`a render must be { title, rev, tid?, value, headers?, parts? }, got ${input === null ? 'null' : typeof input}`);
+        const title = checkTitle(input.title);
+        const rev = checkRev(input.rev);
+        const tid = input.tid === undefined ? this.tids.next() : checkTid(input.tid);
+        const encoded = encodeRender(checkContent(input.value, input.headers, input.parts), 0);
+        const page = pages.get(title) ?? pages.set(title, []).get(title)!;
+        page.push({ target: { title, rev, tid, position: positionOf(rev, tid), ifAbsent }, encoded });
+        return { title, rev, tid };
+      } catch (err) {
+        if (err instanceof InvalidArgumentError) throw new InvalidArgumentError(`renders[${i}]: ${err.message}`, { cause: err });
+        throw err;
+      }
+    });
+    const queue = [...pages];
+    const failures: unknown[] = [];
+    const worker = async (): Promise<void> => {
+      for (let next = queue.shift(); next && failures.length === 0; next = queue.shift()) {
+        await this.writer.writeAll(next[0], next[1]).catch((err: unknown) => failures.push(err));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(PAGES_AT_ONCE, queue.length) }, worker));
+    if (failures.length > 0) throw failures[0];
+    return keys;
   }
 
   /** The latest render of the latest revision of a page, or null when it has none. */

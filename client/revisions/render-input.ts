@@ -20,8 +20,13 @@ export const MAX_PART_NAME_LENGTH = 256;
 /** The most items one listRevisions page may hold. */
 export const MAX_LIST_LIMIT = 1000;
 
-/** A string with no lone UTF-16 surrogate (one would be stored as U+FFFD and read back changed). */
-const WELL_FORMED = /^(?:[^\ud800-\udfff]|[\ud800-\udbff][\udc00-\udfff])*$/;
+/**
+ * True when `s` holds no lone UTF-16 surrogate (one would be stored as U+FFFD and read back changed):
+ * String.prototype.isWellFormed of Node 20, far cheaper than a regular expression on a large body.
+ */
+/** U+FFFD in UTF-8: what Buffer.from writes for a lone surrogate. */
+const REPLACEMENT_CHARACTER = Buffer.from([0xef, 0xbf, 0xbd]);
+const wellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
 
 /** One body of a render as bytes: the value (name "") or a part. */
 export interface CheckedBody {
@@ -54,7 +59,7 @@ export function checkTitle(title: unknown): string {
   if (title.length === 0) throw new InvalidArgumentError('title is empty; the minimum is 1 byte');
   const length = Buffer.byteLength(title, 'utf8');
   if (length > MAX_KEY_FAMILY_LENGTH) throw new InvalidArgumentError(`title is ${length} bytes; the maximum is ${MAX_KEY_FAMILY_LENGTH}`);
-  if (!WELL_FORMED.test(title)) throw new InvalidArgumentError('title holds a lone UTF-16 surrogate; it must be valid Unicode text');
+  if (!wellFormed(title)) throw new InvalidArgumentError('title holds a lone UTF-16 surrogate; it must be valid Unicode text');
   return title;
 }
 
@@ -74,8 +79,12 @@ export function checkTid(tid: unknown): string {
 
 function checkBody(field: string, name: string, body: unknown): CheckedBody {
   if (typeof body === 'string') {
-    if (!WELL_FORMED.test(body)) throw new InvalidArgumentError(`${field} holds a lone UTF-16 surrogate; give bytes (a Uint8Array) for anything that is not valid Unicode text`);
-    return { name, text: true, bytes: Buffer.from(body, 'utf8') };
+    const bytes = Buffer.from(body, 'utf8');
+    // A lone surrogate is encoded as U+FFFD: only a body holding one can be ill-formed (and the scan costs less than the check).
+    if (bytes.indexOf(REPLACEMENT_CHARACTER) >= 0 && !wellFormed(body)) {
+      throw new InvalidArgumentError(`${field} holds a lone UTF-16 surrogate; give bytes (a Uint8Array) for anything that is not valid Unicode text`);
+    }
+    return { name, text: true, bytes };
   }
   if (body instanceof Uint8Array) return { name, text: false, bytes: Buffer.from(body.buffer, body.byteOffset, body.byteLength) };
   throw new InvalidArgumentError(`${field} must be a string or a Uint8Array, got ${kind(body)}`);
@@ -88,7 +97,7 @@ function checkHeaders(headers: unknown): { headers: Record<string, string>; json
   for (const [name, value] of Object.entries(headers)) {
     if (name.length === 0) throw new InvalidArgumentError('a header name is empty; the minimum is 1 character');
     if (typeof value !== 'string') throw new InvalidArgumentError(`headers[${JSON.stringify(name)}] must be a string, got ${kind(value)}`);
-    if (!WELL_FORMED.test(name) || !WELL_FORMED.test(value)) throw new InvalidArgumentError(`header ${JSON.stringify(name)} holds a lone UTF-16 surrogate`);
+    if (!wellFormed(name) || !wellFormed(value)) throw new InvalidArgumentError(`header ${JSON.stringify(name)} holds a lone UTF-16 surrogate`);
     out[name] = value;
   }
   const json = Buffer.from(JSON.stringify(out), 'utf8');
@@ -105,7 +114,7 @@ function checkParts(parts: unknown): CheckedBody[] {
     if (name.length === 0) throw new InvalidArgumentError('a part name is empty; the minimum is 1 byte');
     const length = Buffer.byteLength(name, 'utf8');
     if (length > MAX_PART_NAME_LENGTH) throw new InvalidArgumentError(`part name ${JSON.stringify(name.slice(0, 40))}… is ${length} bytes; the maximum is ${MAX_PART_NAME_LENGTH}`);
-    if (!WELL_FORMED.test(name)) throw new InvalidArgumentError('a part name holds a lone UTF-16 surrogate');
+    if (!wellFormed(name)) throw new InvalidArgumentError('a part name holds a lone UTF-16 surrogate');
     return checkBody(`parts[${JSON.stringify(name)}]`, name, body);
   });
 }

@@ -12,6 +12,12 @@
  * start over instead of committing a record whose chunks are gone). A failed upload leaves chunks no
  * record names: they are removed when it fails if possible, and otherwise with the range of a later
  * write of that (rev, tid) or a cull.
+ *
+ * Many renders of one page (an import) go in as few updates as the limits allow (`writeAll`): each
+ * update is what the renders' single writes would have done one after another — one cull, one head,
+ * every record with its chunks and late-write entry, and one supersession entry for the highest
+ * render the batch superseded (an entry says every render up to it was superseded at T, so it stands
+ * for all the batch's own). A render too large to share an update is written alone, in its turn.
  */
 import { ConditionalTableUpdateError } from '../errors';
 import type { KeyValueTable } from '../key-value-table';
@@ -20,7 +26,7 @@ import type { TableModification } from '../types';
 import { Version } from '../version';
 import { RenderExistsError } from './errors';
 import type { Archiver } from './archiving';
-import { after, chunkKey, keyOf, KIND, recordKey } from './key-layout';
+import { after, chunkKey, keyOf, KIND, POSITION_BYTES, recordKey } from './key-layout';
 import { EncodedRender } from './render-codec';
 import { CULL_MAX_ITEMS, headUpdate, planCull, readTimeline, supersessionOf } from './retention';
 
@@ -50,6 +56,21 @@ export interface RenderTarget {
   ifAbsent: boolean;
 }
 
+/** A record to commit: its render, its record's modification, and its chunk removals and puts. */
+interface PendingRecord {
+  target: RenderTarget;
+  recordMod: Modification;
+  rest: Modification[];
+}
+
+/** Bytes of a late-write entry (key and value). */
+const LATE_ENTRY_BYTES = 1 + POSITION_BYTES + 8;
+/**
+ * What the renders of one batched update may take: the batch limits less room for the head and the
+ * supersession entry, and the bytes of a cull (a cull whose items do not fit is left to a later write).
+ */
+const BATCH_BUDGET = { bytes: MAX_BATCH_BYTES - BATCH_RESERVE_BYTES, items: MAX_BATCH_ITEMS - 2 };
+
 /** The condition on a staged upload's record: it must still be as it was when the upload began. */
 class RecordChanged extends Error {}
 
@@ -75,7 +96,7 @@ export class RenderWriter {
     if (chunks.length <= Math.min(fits, MAX_BATCH_ITEMS - RESERVED_ITEMS)) {
       const ttlMs = target.historicalTtlMs;
       const recordMod: Modification = target.ifAbsent ? { type: 'insert', key: record, value: encoded.record, ttlMs } : { type: 'put', key: record, value: encoded.record, ttlMs };
-      await this.commit(target, recordMod, this.withUploadRemoval(target, kinds.chunk, encoded.upload, chunks));
+      await this.commit(target.title, [{ target, recordMod, rest: this.withUploadRemoval(target, kinds.chunk, encoded.upload, chunks) }]);
       return;
     }
     for (let attempt = 1; ; attempt++) {
@@ -110,7 +131,7 @@ export class RenderWriter {
       const recordMod: Modification = target.ifAbsent
         ? { type: 'insert', key: record, value: encoded.record, ttlMs: target.historicalTtlMs }
         : { type: 'put', key: record, value: encoded.record, version: before?.version ?? Version.NOT_EXISTS, ttlMs: target.historicalTtlMs };
-      await this.commit(target, recordMod, this.withUploadRemoval(target, chunkKind, encoded.upload, chunks.slice(staged)), true);
+      await this.commit(target.title, [{ target, recordMod, rest: this.withUploadRemoval(target, chunkKind, encoded.upload, chunks.slice(staged)) }], true);
     } catch (err) {
       // Best-effort: the chunks of a failed upload are named by no record.
       await this.table.update(target.title, [{ type: 'removeRange', prefix: keyOf(chunkKind, target.position, encoded.upload!) }]).catch(() => undefined);
@@ -119,44 +140,113 @@ export class RenderWriter {
   }
 
   /**
-   * Applies the record with `rest` (chunk removals and puts) in one update, with the timeline entry
-   * and a cull for hot renders; a cull that lost a race is retried, at last without a cull.
+   * Writes hot renders of one page (`title` of every target, none with a historical TTL), in order:
+   * as many as fit go in one update (see the module comment), a render too large to share one is
+   * written alone in its turn. A later render of the same (rev, tid) wins, as with single writes.
+   * @throws RenderExistsError for the first `ifAbsent` render that exists; the renders of its update
+   *   are not written, those of earlier updates are.
    */
-  private async commit(target: RenderTarget, recordMod: Modification, rest: Modification[], staged = false): Promise<void> {
+  async writeAll(title: string, renders: { target: RenderTarget; encoded: EncodedRender }[]): Promise<void> {
+    let batch: PendingRecord[] = [];
+    let items = 0;
+    let bytes = 0;
+    const flush = async (): Promise<void> => {
+      if (batch.length > 0) await this.commit(title, batch);
+      batch = [];
+      items = 0;
+      bytes = 0;
+    };
+    for (const { target, encoded } of renders) {
+      const record = recordKey(KIND.RENDER, target.position);
+      const chunks: [Buffer, Buffer][] = encoded.chunks.map((c, i) => [chunkKey(KIND.CHUNK, target.position, encoded.upload!, i), c]);
+      const rest = this.withUploadRemoval(target, KIND.CHUNK, encoded.upload, chunks);
+      // Its record, chunks, chunk ranges and a late-write entry.
+      const size = record.length + encoded.record.length + chunks.reduce((n, [k, v]) => n + k.length + v.length, 0) + 2 * (1 + POSITION_BYTES + 8 + 4) + LATE_ENTRY_BYTES;
+      const count = rest.length + 2;
+      if (size > BATCH_BUDGET.bytes || count > BATCH_BUDGET.items) {
+        await flush();
+        await this.write(target, encoded);
+        continue;
+      }
+      // (A repeat of a render in the batch goes in the next update: one update names a key once.)
+      if (bytes + size > BATCH_BUDGET.bytes || items + count > BATCH_BUDGET.items || batch.some((b) => b.target.position.equals(target.position))) await flush();
+      const recordMod: Modification = target.ifAbsent ? { type: 'insert', key: record, value: encoded.record } : { type: 'put', key: record, value: encoded.record };
+      batch.push({ target, recordMod, rest });
+      items += count;
+      bytes += size;
+    }
+    await flush();
+  }
+
+  /**
+   * Applies the records with their `rest` (chunk removals and puts) in one update, with their
+   * timeline entries and a cull for hot renders; a cull that lost a race is retried, at last without
+   * a cull.
+   */
+  private async commit(title: string, records: PendingRecord[], staged = false): Promise<void> {
     for (let attempt = 1; ; attempt++) {
-      const { mods, recordIndex, headIndex } = await this.batchOf(target, recordMod, rest, attempt < WRITE_ATTEMPTS);
+      const { mods, recordIndexes, headIndex } = await this.batchOf(title, records, attempt < WRITE_ATTEMPTS);
       try {
-        await this.table.update(target.title, mods);
+        await this.table.update(title, mods);
         return;
       } catch (err) {
         if (!(err instanceof ConditionalTableUpdateError)) throw err;
-        if (err.index === recordIndex && target.ifAbsent) throw new RenderExistsError(target.title, target.rev, target.tid, { cause: err });
-        if (err.index === recordIndex && staged) throw new RecordChanged('the record changed during the upload', { cause: err });
+        const failed = err.index === undefined ? undefined : records[recordIndexes.indexOf(err.index)]?.target;
+        if (failed?.ifAbsent) throw new RenderExistsError(title, failed.rev, failed.tid, { cause: err });
+        if (failed && staged) throw new RecordChanged('the record changed during the upload', { cause: err });
         if (err.index !== headIndex || attempt >= WRITE_ATTEMPTS) throw err;
       }
     }
   }
 
-  /** The modifications of one commit: [cull…, head?, rest…, record, timeline entry?]. */
-  private async batchOf(target: RenderTarget, recordMod: Modification, rest: Modification[], cull: boolean): Promise<{ mods: Modification[]; recordIndex: number; headIndex: number }> {
-    if (target.historicalTtlMs !== undefined) return { mods: [...rest, recordMod], recordIndex: rest.length, headIndex: -1 };
+  /**
+   * The modifications of one commit: [cull…, head?, (rest…, record, late entry?) per record,
+   * supersession entry?] — a record's late entry when it is below the latest render so far, the
+   * supersession entry for the highest render the records superseded.
+   */
+  private async batchOf(title: string, records: PendingRecord[], cull: boolean): Promise<{ mods: Modification[]; recordIndexes: number[]; headIndex: number }> {
+    const recordIndexes: number[] = [];
+    if (records[0].target.historicalTtlMs !== undefined) {
+      const mods: Modification[] = [];
+      for (const r of records) recordIndexes.push(mods.push(...r.rest, r.recordMod) - 1);
+      return { mods, recordIndexes, headIndex: -1 };
+    }
     const now = this.clock();
     const cutoff = now - this.windowMs;
-    const [latest, timeline] = await Promise.all([this.latestPosition(target.title), readTimeline(this.table, target.title, cutoff)]);
-    const { entry, late } = supersessionOf(latest, target.position, now);
-    let culls = cull ? planCull(timeline, cutoff, target.position) : [];
+    const [latest, timeline] = await Promise.all([this.latestPosition(title), readTimeline(this.table, title, cutoff)]);
+    const own = records.map((r) => r.target.position);
+    let culls = cull ? planCull(timeline, cutoff, own) : [];
+    // A batch that leaves no room for the cull goes without it (a later write culls).
+    if (culls.length + records.reduce((n, r) => n + r.rest.length + 2, 0) + 2 > MAX_BATCH_ITEMS) culls = [];
     // With an archive, a cull removes only what the archive has acknowledged; else it waits for a later write.
-    if (culls.length > 0 && this.archiver && !(await this.archiver.archiveCulled(target.title, culls))) culls = [];
+    if (culls.length > 0 && this.archiver && !(await this.archiver.archiveCulled(title, culls))) culls = [];
+    const writes: Modification[] = [];
+    let current = latest;
+    let superseded: Modification | null = null;
+    let late = false;
+    for (const r of records) {
+      const { entry, late: isLate } = supersessionOf(current, r.target.position, now);
+      writes.push(...r.rest);
+      recordIndexes.push(writes.push(r.recordMod) - 1);
+      if (isLate) {
+        late = true;
+        writes.push(entry!);
+      } else if (entry) {
+        superseded = entry; // every entry has time `now`, and this one's render is above the earlier ones'
+      }
+      if (!isLate && entry !== null) current = r.target.position;
+      else if (current === null) current = r.target.position;
+    }
     const mods: Modification[] = [...culls];
     let headIndex = -1;
     if (culls.length > 0 || late) {
       headIndex = culls.length > 0 ? mods.length : -1;
       mods.push(headUpdate(now, culls.length > 0 ? timeline.head : undefined));
     }
-    mods.push(...rest);
-    const recordIndex = mods.push(recordMod) - 1;
-    if (entry) mods.push(entry);
-    return { mods, recordIndex, headIndex };
+    const offset = mods.length;
+    mods.push(...writes);
+    if (superseded) mods.push(superseded);
+    return { mods, recordIndexes: recordIndexes.map((i) => i + offset), headIndex };
   }
 
   /** The position (rev↓ · tid↓) of the page's latest render, or null: the first key of kind RENDER. */

@@ -117,10 +117,10 @@ function removalOf(position: Buffer): Modification[] {
 
 /**
  * The modifications that cull what `timeline` shows expired at `cutoff`, to be applied before the
- * write of `own` (so they never remove it): empty when nothing has expired or the cull would exceed
+ * writes of the renders at positions `own` (so they never remove them): empty when nothing has expired or the cull would exceed
  * CULL_MAX_ITEMS.
  */
-export function planCull(timeline: Timeline, cutoff: number, own: Buffer): Modification[] {
+export function planCull(timeline: Timeline, cutoff: number, own: Buffer[]): Modification[] {
   let top: Buffer | null = null;
   for (const e of timeline.expired) if (top === null || compareBytes(e.position, top) < 0) top = e.position;
   const mods: Modification[] = [];
@@ -135,7 +135,7 @@ export function planCull(timeline: Timeline, cutoff: number, own: Buffer): Modif
     }
   }
   for (const late of timeline.lates) {
-    if (late.time > cutoff || late.position.equals(own) || (top !== null && compareBytes(late.position, top) >= 0)) continue;
+    if (late.time > cutoff || own.some((o) => late.position.equals(o)) || (top !== null && compareBytes(late.position, top) >= 0)) continue;
     if (mods.length + 3 > CULL_MAX_ITEMS) break;
     mods.push(...removalOf(late.position));
   }

@@ -165,11 +165,19 @@ export function basicsSuite(ctx: RevisionsSuiteContext): void {
       expect(await familyKeys(table, 'P')).toEqual([]);
     });
 
+    it('round-trips text that holds U+FFFD itself (only a lone surrogate is refused)', async () => {
+      const { store } = await ctx.store();
+      const value = 'replacement \ufffd, pair \ud83d\ude00, \ufffd again';
+      await store.putRender({ title: 'P', rev: 1, tid: tidAt(T0), value, parts: { p: '\ufffd' } });
+      expect(await store.getLatest('P')).toMatchObject({ value, parts: { p: '\ufffd' } });
+    });
+
     it('refuses bad bodies, headers and parts, and a render over MAX_RENDER_BYTES, writing nothing', async () => {
       const { store, table } = await ctx.store();
       const put = (over: Record<string, unknown>) => store.putRender({ title: 'P', rev: 1, tid: tidAt(T0), value: 'v', ...over } as never);
       await expectInvalid(put({ value: 5 }), 'value must be a string or a Uint8Array, got number');
       await expectInvalid(put({ value: 'a\ud800b' }), 'value holds a lone UTF-16 surrogate; give bytes (a Uint8Array) for anything that is not valid Unicode text');
+      await expectInvalid(put({ value: '\ufffd then a lone \udc00' }), 'value holds a lone UTF-16 surrogate; give bytes (a Uint8Array) for anything that is not valid Unicode text');
       await expectInvalid(put({ headers: { etag: 5 } }), 'headers["etag"] must be a string, got number');
       await expectInvalid(put({ headers: ['x'] }), 'headers must be an object of strings, got an array');
       const bigHeader = { h: 'x'.repeat(MAX_RENDER_HEADERS_BYTES) };

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe } from 'vitest';
 import { PageRevisionStore } from '../../client';
 import { archiveSuite } from './revisions-archive';
 import { basicsSuite } from './revisions-basics';
+import { batchSuite } from './revisions-batch';
 import { FakeClock, RevisionsSuiteContext, RevisionsTarget } from './revisions-context';
 import { historicalSuite } from './revisions-historical';
 import { largeSuite } from './revisions-large';
@@ -34,6 +35,7 @@ export function revisionsConformance(name: string, start: () => Promise<Revision
       await target?.dispose();
     });
     basicsSuite(ctx);
+    batchSuite(ctx);
     listingSuite(ctx);
     retentionSuite(ctx);
     historicalSuite(ctx);

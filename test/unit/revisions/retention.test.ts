@@ -29,7 +29,7 @@ describe('retention: the cull a write carries', () => {
   it('removes every render, chunk and late write up to the highest expired supersession, and the supersessions read', () => {
     const t = timeline([3, 5]);
     const top = pos(5);
-    expect(show(planCull(t, cutoff, pos(9)))).toEqual([
+    expect(show(planCull(t, cutoff, [pos(9)]))).toEqual([
       { range: [hex(keyOf(KIND.RENDER, top)), hex(Buffer.of(KIND.RENDER + 1)), undefined] },
       { range: [hex(keyOf(KIND.CHUNK, top)), hex(Buffer.of(KIND.CHUNK + 1)), undefined] },
       { range: [hex(keyOf(KIND.LATE, top)), hex(Buffer.of(KIND.LATE + 1)), undefined] },
@@ -45,7 +45,7 @@ describe('retention: the cull a write carries', () => {
         [8, cutoff - 1],
       ],
     );
-    const mods = show(planCull(t, cutoff, pos(9)));
+    const mods = show(planCull(t, cutoff, [pos(9)]));
     expect(mods.slice(0, 2)).toEqual([
       { range: [hex(keyOf(KIND.RENDER, pos(5))), hex(keyOf(KIND.RENDER, pos(2))), undefined] },
       { range: [hex(keyOf(KIND.RENDER, after(pos(2)))), hex(Buffer.of(KIND.RENDER + 1)), undefined] },
@@ -53,12 +53,12 @@ describe('retention: the cull a write carries', () => {
     expect(mods).toHaveLength(6 + 1 + 3);
     expect(mods.slice(7)).toEqual([{ remove: hex(keyOf(KIND.RENDER, pos(8))) }, { range: [undefined, undefined, hex(keyOf(KIND.CHUNK, pos(8)))] }, { remove: hex(lateKey(pos(8))) }]);
     // The render being written is never removed one by one (it is written after the cull).
-    expect(planCull(t, cutoff, pos(8))).toHaveLength(7);
+    expect(planCull(t, cutoff, [pos(8)])).toHaveLength(7);
   });
 
   it('leaves the range and its supersessions to a later write when too many late writes cut it', () => {
     const guards: [number, number][] = Array.from({ length: CULL_MAX_ITEMS }, (_, i) => [i + 1, cutoff + 1]);
-    expect(planCull(timeline([100], guards), cutoff, pos(200))).toEqual([]);
-    expect(planCull(timeline([]), cutoff, pos(1))).toEqual([]);
+    expect(planCull(timeline([100], guards), cutoff, [pos(200)])).toEqual([]);
+    expect(planCull(timeline([]), cutoff, [pos(1)])).toEqual([]);
   });
 });
