@@ -20,6 +20,8 @@ export interface DocumentPeer {
   read(id: string): Promise<string | undefined>;
   /** The whole changes feed: the number of results. */
   changesAll(): Promise<number>;
+  /** The same side on a scratch database of its own (for the warm-up): same process, cluster and settings. */
+  scratch(): Promise<DocumentPeer>;
   close(): Promise<void>;
 }
 
@@ -37,44 +39,63 @@ export async function kvtPeer(partitions: number): Promise<DocumentPeer> {
     await cluster.stop();
     throw err;
   }
-  const table = factory.forKeyValueTable('docs', { keySerializer: Serializers.bytes, valueSerializer: Serializers.bytesView });
-  const store = new DocumentStore(table, { partitionCount: partitions });
-  return {
-    name: `kvt (DocumentStore, ${partitions} partitions, 2 segment stores)`,
-    replicate: async (docs) => void (await store.bulkDocs(docs, { newEdits: false })),
-    update: async (id, rev, body) => (await store.put(id, body, { rev })).rev,
-    read: async (id) => (await store.get(id))?._rev,
-    changesAll: async () => (await store.changes()).results.length,
-    async close() {
-      await store.close();
-      await table.close();
-      await factory.close();
-      await manager.close();
-      await cluster.stop();
-    },
+  const name = `kvt (DocumentStore, ${partitions} partitions, 2 segment stores)`;
+  let scratches = 0;
+  const onTable = (tableName: string, closeAll: () => Promise<void>): DocumentPeer => {
+    const table = factory.forKeyValueTable(tableName, { keySerializer: Serializers.bytes, valueSerializer: Serializers.bytesView });
+    const store = new DocumentStore(table, { partitionCount: partitions });
+    return {
+      name,
+      replicate: async (docs) => void (await store.bulkDocs(docs, { newEdits: false })),
+      update: async (id, rev, body) => (await store.put(id, body, { rev })).rev,
+      read: async (id) => (await store.get(id))?._rev,
+      changesAll: async () => (await store.changes()).results.length,
+      async scratch() {
+        const scratchName = `scratch${++scratches}`;
+        await manager.createKeyValueTable('bench', scratchName, { partitionCount: partitions });
+        return onTable(scratchName, async () => void (await manager.deleteKeyValueTable('bench', scratchName)));
+      },
+      async close() {
+        await store.close();
+        await table.close();
+        await closeAll();
+      },
+    };
   };
+  return onTable('docs', async () => {
+    await factory.close();
+    await manager.close();
+    await cluster.stop();
+  });
 }
+
+type PouchDatabase = InstanceType<typeof PouchDB>;
 
 /** PouchDB on LevelDB (`pouchdb-node`) in a temp directory. */
 export async function pouchPeer(): Promise<DocumentPeer> {
   const dir = makeTempDir('pouchdb');
-  const db = new PouchDB(path.join(dir, 'docs'));
-  return {
-    name: 'PouchDB 9 (pouchdb-node, LevelDB, in-process)',
-    replicate: async (docs) => void (await db.bulkDocs(docs, { new_edits: false })),
-    update: async (id, rev, body) => (await db.put({ _id: id, _rev: rev, ...body })).rev,
-    read: async (id) => {
-      try {
-        return (await db.get(id))._rev as string;
-      } catch (err) {
-        if ((err as { status?: number }).status === 404) return undefined;
-        throw err;
-      }
-    },
-    changesAll: async () => (await db.changes({ since: 0 })).results.length,
-    async close() {
-      await db.close();
-      removeDir(dir);
-    },
+  let scratches = 0;
+  const onDatabase = (dbName: string, finish: (db: PouchDatabase) => Promise<void>): DocumentPeer => {
+    const db = new PouchDB(path.join(dir, dbName));
+    return {
+      name: 'PouchDB 9 (pouchdb-node, LevelDB, in-process)',
+      replicate: async (docs) => void (await db.bulkDocs(docs, { new_edits: false })),
+      update: async (id, rev, body) => (await db.put({ _id: id, _rev: rev, ...body })).rev,
+      read: async (id) => {
+        try {
+          return (await db.get(id))._rev as string;
+        } catch (err) {
+          if ((err as { status?: number }).status === 404) return undefined;
+          throw err;
+        }
+      },
+      changesAll: async () => (await db.changes({ since: 0 })).results.length,
+      scratch: async () => onDatabase(`scratch${++scratches}`, (scratch) => scratch.destroy()),
+      close: () => finish(db),
+    };
   };
+  return onDatabase('docs', async (db) => {
+    await db.close();
+    removeDir(dir);
+  });
 }

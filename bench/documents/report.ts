@@ -26,6 +26,9 @@ export function writeDocumentsReport(r: DocumentsBenchResult): string {
     `kvt: ${r.kvt.name}, client in the benchmark process. PouchDB: ${r.pouchdb.name}. Both on this ${os.cpus().length}-core machine, one after the other; ` +
       `the 1-minute load average as each side ended: kvt ${r.kvt.loadAverage.toFixed(1)}, PouchDB ${r.pouchdb.loadAverage.toFixed(1)} (other work competes for the cores; kvt's three processes and client suffer more from it than one in-process database).`,
     '',
+    'The same work on both sides, measured the same way (closed loops, the same callers and batches, the same documents and read order), each side after an unmeasured warm-up of the same work on a scratch database. ' +
+      "Not the same durability: kvt acknowledges a write once its segment store's durable log has it on disk (O_DSYNC), while PouchDB's LevelDB writes are not synced (leveldown's default, which PouchDB does not change), so a crash of the machine can lose PouchDB's last acknowledged writes.",
+    '',
     '| work | kvt | PouchDB | kvt ÷ PouchDB | kvt p50 / p99 | PouchDB p50 / p99 |',
     '|---|---|---|---|---|---|',
     ...rows.map(([what, key, unit]) => {

@@ -7,8 +7,10 @@
  * 3. winner reads by 64 callers, of random documents;
  * 4. a full changes read (every document once).
  *
- * `--quick`: 10,000 documents instead of 100,000 (and fewer updates and reads). Writes
- * bench/results/documents-<time>.json and bench/documents/report.md.
+ * Each side first runs the same work at the warm-up scale on a scratch database of its own (same
+ * process, same cluster), unmeasured, so that neither side's figures include its JIT compiling or
+ * its first connections. `--quick`: 10,000 documents instead of 100,000 (and fewer updates and
+ * reads). Writes bench/results/documents-<time>.json and bench/documents/report.md.
  */
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -32,6 +34,8 @@ const SCALES: Record<Scale['name'], Scale> = {
   full: { name: 'full', documents: 100_000, updates: 20_000, reads: 50_000 },
   quick: { name: 'quick', documents: 10_000, updates: 3_000, reads: 10_000 },
 };
+/** The unmeasured warm-up of each side, on a scratch database. */
+const WARM_UP: Scale = { name: 'quick', documents: 2_000, updates: 1_000, reads: 2_000 };
 const BATCH = 100;
 const BATCHES_IN_FLIGHT = 4;
 const CALLERS = 64;
@@ -142,6 +146,13 @@ async function runSide(peer: DocumentPeer, scale: Scale): Promise<SideFigures> {
 async function withPeer(open: () => Promise<DocumentPeer>, scale: Scale): Promise<SideFigures> {
   const peer = await open();
   try {
+    const scratch = await peer.scratch();
+    try {
+      log(`${peer.name}: warming up on a scratch database`);
+      await runSide(scratch, WARM_UP);
+    } finally {
+      await scratch.close();
+    }
     return await runSide(peer, scale);
   } finally {
     await peer.close();

@@ -4,7 +4,8 @@
  * within a partition): each partition's range is read in order and the partitions are merged by id
  * (UTF-8 bytes: code point order, CouchDB's raw collation). Each id's head (one point read, merged by
  * the client with the others of its store) says whether its winner is deleted — deleted documents are
- * left out of a range — and which leaf it is, so a document is one more point read.
+ * left out of a range — and which leaf it is; it keeps the winner's body too, so `includeDocs` reads
+ * a document's leaf only when its head keeps no body (or to list its conflicts).
  *
  * Id entries are written by the indexing that follows an edit; the listing first repairs, as a
  * changes read does (feed-index.ts), so every document committed before it is listed.
@@ -66,24 +67,26 @@ export class AllDocsReader {
   ) {}
 
   async read(q: AllDocsQuery): Promise<AllDocsResponse> {
-    const rows = q.keys !== undefined ? await this.readKeys(q.keys, q) : await this.readRange(q);
-    if (q.includeDocs) await this.addDocs(rows, q.conflicts);
+    // The winners' bodies as their heads keep them, by row.
+    const bodies = new Map<AllDocsRow, string>();
+    const rows = q.keys !== undefined ? await this.readKeys(q.keys, q, bodies) : await this.readRange(q, bodies);
+    if (q.includeDocs) await this.addDocs(rows, q.conflicts, bodies);
     return { rows };
   }
 
   /** The rows of the given ids, in their order (reversed with `descending`), after skip and limit. */
-  private async readKeys(keys: readonly string[], q: AllDocsQuery): Promise<AllDocsRow[]> {
+  private async readKeys(keys: readonly string[], q: AllDocsQuery, bodies: Map<AllDocsRow, string>): Promise<AllDocsRow[]> {
     const ordered = q.descending ? [...keys].reverse() : [...keys];
     const wanted = ordered.slice(q.skip, q.limit === undefined ? undefined : q.skip + q.limit);
     const heads = await readHeads(
       this.table,
       wanted.map((id) => documentFamily(id)),
     );
-    return wanted.map((id, i) => rowOf(id, heads[i]?.value ?? null));
+    return wanted.map((id, i) => rowOf(id, heads[i]?.value ?? null, bodies));
   }
 
   /** The live documents in the range, merged from every partition's id entries. */
-  private async readRange(q: AllDocsQuery): Promise<AllDocsRow[]> {
+  private async readRange(q: AllDocsQuery, bodies: Map<AllDocsRow, string>): Promise<AllDocsRow[]> {
     const [low, high] = q.descending ? [q.endKey, q.startKey] : [q.startKey, q.endKey];
     const lowInclusive = q.descending ? q.inclusiveEnd : true;
     const highInclusive = q.descending ? true : q.inclusiveEnd;
@@ -107,13 +110,13 @@ export class AllDocsReader {
     });
     try {
       await Promise.all(cursors.map((c) => c.next()));
-      return await this.merge(cursors, q, wanted, pageItems);
+      return await this.merge(cursors, q, wanted, pageItems, bodies);
     } finally {
       for (const c of cursors) c.close();
     }
   }
 
-  private async merge(cursors: IdCursor[], q: AllDocsQuery, wanted: number, batch: number): Promise<AllDocsRow[]> {
+  private async merge(cursors: IdCursor[], q: AllDocsQuery, wanted: number, batch: number, bodies: Map<AllDocsRow, string>): Promise<AllDocsRow[]> {
     const rows: AllDocsRow[] = [];
     const sign = q.descending ? -1 : 1;
     for (let live = 0; live < wanted;) {
@@ -133,39 +136,47 @@ export class AllDocsReader {
       ids.forEach((id, i) => {
         const head = heads[i]?.value;
         if (head === undefined || head.winner.deleted || live >= wanted) return;
-        if (live++ >= q.skip) rows.push(rowOf(id, head));
+        if (live++ >= q.skip) rows.push(rowOf(id, head, bodies));
       });
     }
     return rows;
   }
 
-  /** Adds each row's winning document: a point read of the leaf its head names (and its leaves' names for conflicts). */
-  private async addDocs(rows: AllDocsRow[], conflicts: boolean): Promise<void> {
+  /**
+   * Adds each row's winning document: the body its head kept, else a point read of the leaf its head
+   * names (and its leaves' names for conflicts).
+   */
+  private async addDocs(rows: AllDocsRow[], conflicts: boolean, bodies: ReadonlyMap<AllDocsRow, string>): Promise<void> {
     for (let i = 0; i < rows.length; i += DOC_CONCURRENCY) {
-      await Promise.all(rows.slice(i, i + DOC_CONCURRENCY).map((row) => this.addDoc(row, conflicts)));
+      await Promise.all(rows.slice(i, i + DOC_CONCURRENCY).map((row) => this.addDoc(row, conflicts, bodies.get(row))));
     }
   }
 
-  private async addDoc(row: AllDocsRow, conflicts: boolean): Promise<void> {
+  private async addDoc(row: AllDocsRow, conflicts: boolean, headBody: string | undefined): Promise<void> {
     if (row.rev === null || row.deleted) {
       row.doc = null;
       return;
     }
     const family = documentFamily(row.id);
+    const pos = Number(row.rev.slice(0, row.rev.indexOf('-')));
     const hash = row.rev.slice(row.rev.indexOf('-') + 1);
-    const [entry, names] = await Promise.all([
-      this.table.get(family, leafKey(false, Number(row.rev.slice(0, row.rev.indexOf('-'))), hash)),
-      conflicts ? readLeafNames(this.table, family) : Promise.resolve([] as Branch[]),
-    ]);
+    const names = conflicts ? readLeafNames(this.table, family) : Promise.resolve([] as Branch[]);
+    if (headBody !== undefined) {
+      row.doc = documentOf(row.id, { pos, hash, deleted: false, ancestors: [], body: headBody }, { names: await names, conflicts, deletedConflicts: false, revs: false });
+      return;
+    }
+    const [entry, leafNames] = await Promise.all([this.table.get(family, leafKey(false, pos, hash)), names]);
     // The document changed since its head was read: its winner now.
     const leaf = entry !== null ? leafOf(entry) : await readWinner(this.table, family);
-    row.doc = leaf === null || leaf.deleted ? null : documentOf(row.id, leaf, { names, conflicts, deletedConflicts: false, revs: false });
+    row.doc = leaf === null || leaf.deleted ? null : documentOf(row.id, leaf, { names: leafNames, conflicts, deletedConflicts: false, revs: false });
     if (row.doc !== null) row.rev = row.doc._rev;
   }
 }
 
-/** A row from a document's head (null: no such document). */
-function rowOf(id: string, head: HeadValue | null): AllDocsRow {
+/** A row from a document's head (null: no such document); the body the head keeps goes to `bodies`. */
+function rowOf(id: string, head: HeadValue | null, bodies: Map<AllDocsRow, string>): AllDocsRow {
   if (head === null) return { id, rev: null, deleted: false };
-  return { id, rev: formatRev(head.winner.pos, head.winner.hash), deleted: head.winner.deleted };
+  const row = { id, rev: formatRev(head.winner.pos, head.winner.hash), deleted: head.winner.deleted };
+  if (head.body !== null && !head.winner.deleted) bodies.set(row, head.body);
+  return row;
 }

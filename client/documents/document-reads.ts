@@ -1,6 +1,7 @@
 /**
- * Reads of one document's family: the winner (one reverse iterator page of one key), the head and
- * the leaf an edit extends (one point read), the runner-up, one leaf by rev, and every leaf.
+ * Reads of one document's family: the live winner (one point read of the head, which keeps the
+ * winner's body; else one reverse iterator page of one key), the head and the leaf an edit extends
+ * (one point read), the runner-up, one leaf by rev, and every leaf.
  */
 import type { KeyValueTable } from '../key-value-table';
 import type { TableEntry } from '../types';
@@ -27,6 +28,8 @@ export interface DocumentState {
   /** The winning leaf and the number of leaves, as the head records them (null / 0 without a head). */
   winner: LeafName | null;
   leafCount: number;
+  /** The winner's body as the head keeps it (null: not kept, or no head). */
+  winnerBody: string | null;
   /** The leaf of the rev asked for, live or deleted, if it is one. */
   target: StoredLeaf | null;
 }
@@ -54,6 +57,24 @@ async function firstPage<T>(pages: AsyncIterable<{ items: T[] }>): Promise<T[]> 
   return [];
 }
 
+/** A leaf's name, path and body: what a document read shows. */
+export type LeafWithBody = Branch & { body: string };
+
+/**
+ * The live winner of a document (null when it is missing or deleted): one point read of its head,
+ * which keeps the winner's body; a head that keeps none (format 1: an old head, or a body too large
+ * to repeat) sends the read to the winning leaf. The path it returns is empty: read the leaf for it.
+ */
+export async function readLiveWinner(table: BytesTable, family: string): Promise<LeafWithBody | null> {
+  const entry = await table.get(family, HEAD_KEY);
+  if (entry === null) return null;
+  const { winner, body } = decodeHead(entry.value);
+  if (winner.deleted) return null;
+  if (body !== null) return { ...winner, ancestors: [], body };
+  const leaf = await readWinner(table, family);
+  return leaf === null || leaf.deleted ? null : leaf;
+}
+
 /** The winning leaf: the last key of the leaf range, one reverse page of one key. */
 export async function readWinner(table: BytesTable, family: string): Promise<StoredLeaf | null> {
   const items = await firstPage(table.entryIterator(family, { reverse: true, maxKeysAtOnce: 1, prefix: LEAF_PREFIX }));
@@ -65,13 +86,13 @@ export async function readState(table: BytesTable, family: string, rev: { pos: n
   const [head, live, deleted] = await table.getAll(family, rev === null ? [HEAD_KEY] : [HEAD_KEY, leafKey(false, rev.pos, rev.hash), leafKey(true, rev.pos, rev.hash)]);
   const value = head ? decodeHead(head.value) : null;
   const target = live ?? deleted;
-  return { head: head?.version ?? null, winner: value?.winner ?? null, leafCount: value?.leafCount ?? 0, target: target ? leafOf(target) : null };
+  return { head: head?.version ?? null, winner: value?.winner ?? null, leafCount: value?.leafCount ?? 0, winnerBody: value?.body ?? null, target: target ? leafOf(target) : null };
 }
 
-/** The second-best leaf's name (the winner if the winner is deleted): the leaf range's last two keys. */
-export async function readRunnerUp(table: BytesTable, family: string): Promise<LeafName | null> {
-  const keys = await firstPage(table.keyIterator(family, { reverse: true, maxKeysAtOnce: 2, prefix: LEAF_PREFIX }));
-  return keys.length < 2 ? null : parseLeafKey(keys[1].key);
+/** The second-best leaf (the winner if the winner is deleted): the leaf range's last two entries. */
+export async function readRunnerUp(table: BytesTable, family: string): Promise<StoredLeaf | null> {
+  const entries = await firstPage(table.entryIterator(family, { reverse: true, maxKeysAtOnce: 2, prefix: LEAF_PREFIX }));
+  return entries.length < 2 ? null : leafOf(entries[1]);
 }
 
 /** The leaf a name names (null if it is gone). */

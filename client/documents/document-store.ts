@@ -8,7 +8,7 @@ import { InvalidArgumentError, KvtError, ObjectClosedError } from '../errors';
 import { AllDocsReader } from './all-docs-reader';
 import { ChangesReader } from './changes-reader';
 import { checkBody, checkFlag, checkId, checkInteger, checkOptionalRev, checkOptions, checkPath, DEFAULT_REVS_LIMIT, MAX_DOCUMENT_ID_LENGTH, MAX_REVS_LIMIT } from './document-input';
-import { BytesTable, readLeaf, readLeafNames, readWinner } from './document-reads';
+import { BytesTable, readLeaf, readLeafNames, readLiveWinner, readWinner } from './document-reads';
 import { documentOf } from './document-view';
 import { DocumentWriter } from './document-writer';
 import { FeedIndex } from './feed-index';
@@ -150,8 +150,9 @@ export class DocumentStore implements AsyncDisposable {
     const rev = checkOptionalRev(o.rev, 'rev');
     const [conflicts, deletedConflicts, revs] = [checkFlag(o.conflicts, 'conflicts'), checkFlag(o.deletedConflicts, 'deletedConflicts'), checkFlag(o.revs, 'revs')];
     const family = documentFamily(id);
+    // The winner without its path is one point read of the head (which keeps the winner's body).
     const [leaf, names] = await Promise.all([
-      rev === null ? readWinner(this.table, family) : readLeaf(this.table, family, rev.pos, rev.hash),
+      rev !== null ? readLeaf(this.table, family, rev.pos, rev.hash) : revs ? readWinner(this.table, family) : readLiveWinner(this.table, family),
       conflicts || deletedConflicts ? readLeafNames(this.table, family) : Promise.resolve([] as Branch[]),
     ]);
     if (leaf === null || (rev === null && leaf.deleted)) return null;

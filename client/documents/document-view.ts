@@ -3,7 +3,7 @@
  * request `_deleted`, `_conflicts`, `_deleted_conflicts` and `_revisions`. Shared by every read
  * (get, openRevs, allDocs).
  */
-import type { StoredLeaf } from './document-reads';
+import type { LeafWithBody } from './document-reads';
 import { Branch, revisionsOf, revOf } from './rev-tree';
 import type { DocumentBody, StoredDocument } from './types';
 
@@ -17,7 +17,7 @@ export interface DocumentViewOptions {
 }
 
 /** The document a leaf reads as. */
-export function documentOf(id: string, leaf: StoredLeaf, o: DocumentViewOptions): StoredDocument {
+export function documentOf(id: string, leaf: LeafWithBody, o: DocumentViewOptions): StoredDocument {
   const doc = { _id: id, _rev: revOf(leaf), ...(JSON.parse(leaf.body) as DocumentBody) } as StoredDocument;
   if (leaf.deleted) doc._deleted = true;
   const others = o.names.filter((b) => !(b.pos === leaf.pos && b.hash === leaf.hash && b.deleted === leaf.deleted)).reverse();

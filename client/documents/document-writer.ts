@@ -66,7 +66,16 @@ export class DocumentWriter {
     if (version.segmentId !== marker.version.segmentId) throw layoutError(this.layout, req.id, version.segmentId, marker.version.segmentId);
     // Indexing is bookkeeping of the feed, which the marker already guarantees: the edit resolves
     // once committed, and its indexing goes on (the store's close() waits for it).
-    this.feed.indexLater(feedFamily, { id: req.id, commit: version, rev: formatRev(plan.winner.pos, plan.winner.hash), deleted: plan.winner.deleted, time, known: null, marker });
+    this.feed.indexLater(feedFamily, {
+      id: req.id,
+      commit: version,
+      rev: formatRev(plan.winner.pos, plan.winner.hash),
+      deleted: plan.winner.deleted,
+      time,
+      known: null,
+      marker,
+      created: plan.created,
+    });
     return { id: req.id, rev: plan.rev };
   }
 

@@ -40,6 +40,8 @@ export interface EditPlan {
   rev: string;
   /** The winning leaf after the edit. */
   winner: LeafName;
+  /** The edit creates the document (it had no head). */
+  created: boolean;
 }
 
 /** The leaf an edit extends: none (a creation), a leaf read (`extend`), or the deleted winner to read (`recreate`). */
@@ -80,24 +82,32 @@ export function needsRunnerUp(req: EditRequest, state: DocumentState, parent: St
  * {@link needsRunnerUp}.
  * @throws InvalidArgumentError when the new leaf would exceed one value.
  */
-export function planEdit(req: EditRequest, state: DocumentState, parent: StoredLeaf | null, runnerUp: LeafName | null, revsLimit: number): EditPlan {
+export function planEdit(req: EditRequest, state: DocumentState, parent: StoredLeaf | null, runnerUp: StoredLeaf | null, revsLimit: number): EditPlan {
   const pos = parent === null ? 1 : parent.pos + 1;
   const hash = editHash(parent === null ? null : revOf(parent), req.deleted, req.body);
   const leaf: Branch = { pos, hash, deleted: req.deleted, ancestors: parent === null ? [] : childAncestors(parent, revsLimit) };
   checkLeafSize(req.id, leaf.ancestors, req.body);
-  const winner = winnerAfter(state, parent, leaf, runnerUp);
+  const { winner, body } = winnerAfter(state, parent, { ...leaf, body: req.body }, runnerUp);
   const leafCount = parent === null ? state.leafCount + 1 : state.leafCount;
   const modifications: TableModification<Uint8Array, Uint8Array>[] = [];
   // The head's condition covers the leaves: every edit of the document writes the head.
   if (parent !== null) modifications.push({ type: 'remove', key: parent.key });
   modifications.push({ type: 'put', key: leafKey(leaf.deleted, pos, hash), value: encodeLeafValue(leaf.ancestors, req.body) });
-  modifications.push({ type: 'put', key: HEAD_KEY, value: encodeHead({ winner, leafCount }), version: state.head ?? Version.NOT_EXISTS });
-  return { modifications, headIndex: modifications.length - 1, rev: formatRev(pos, hash), winner };
+  modifications.push({ type: 'put', key: HEAD_KEY, value: encodeHead({ winner, leafCount, body }), version: state.head ?? Version.NOT_EXISTS });
+  return { modifications, headIndex: modifications.length - 1, rev: formatRev(pos, hash), winner, created: state.head === null };
 }
 
-/** The winner once `parent` (if any) is replaced by `leaf`. */
-function winnerAfter(state: DocumentState, parent: StoredLeaf | null, leaf: Branch, runnerUp: LeafName | null): LeafName {
-  const other = sameLeaf(parent, state.winner) ? runnerUp : state.winner;
-  const best = other !== null && compareBranches({ ...other, ancestors: [] }, leaf) > 0 ? other : leaf;
-  return { deleted: best.deleted, pos: best.pos, hash: best.hash };
+/**
+ * The winner once `parent` (if any) is replaced by `leaf`, and its body for the head: the new leaf's,
+ * the runner-up's, or — the winner unchanged — the body the head keeps (null when it keeps none).
+ */
+function winnerAfter(state: DocumentState, parent: StoredLeaf | null, leaf: Branch & { body: string }, runnerUp: StoredLeaf | null): { winner: LeafName; body: string | null } {
+  const promoted = sameLeaf(parent, state.winner);
+  const other = promoted ? runnerUp : state.winner;
+  if (other === null || compareBranches({ ...other, ancestors: [] }, leaf) <= 0) return { winner: nameOf(leaf), body: leaf.body };
+  return { winner: nameOf(other), body: promoted ? runnerUp!.body : state.winnerBody };
+}
+
+function nameOf(b: LeafName): LeafName {
+  return { deleted: b.deleted, pos: b.pos, hash: b.hash };
 }

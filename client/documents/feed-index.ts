@@ -47,6 +47,12 @@ export interface CommittedChange {
   time: number;
   known: IdEntry | null;
   marker: Marker | null;
+  /**
+   * The commit created the document (its head did not exist), so no id entry of it can predate the
+   * commit: indexing takes `known` as null without reading it. (Should a later change of the document
+   * be indexed first, the condition fails and the id entry is read then.)
+   */
+  created?: boolean;
 }
 
 /** Attempts of one index update before it gives up (each failure means another edit moved the id entry). */
@@ -55,6 +61,8 @@ const MAX_INDEX_ATTEMPTS = 64;
 const MODS_PER_CHANGE = 4;
 /** Documents repaired at once by a changes read. */
 const REPAIR_CONCURRENCY = 32;
+/** Marker tokens drawn from the system's random source at once (one draw per this many markers). */
+const TOKENS_PER_DRAW = 256;
 
 const EMPTY = Buffer.alloc(0);
 
@@ -70,6 +78,11 @@ export class FeedIndex {
   private readonly groups = new Map<string, FamilyGroups>();
   /** Indexing under way after its edits resolved. */
   private readonly background = new Set<Promise<void>>();
+  /** Per feed family, the single edits' markers asked for in this turn, written together at its end. */
+  private readonly pendingMarks = new Map<string, { id: string; resolve: (m: Marker) => void; reject: (e: unknown) => void }[]>();
+  /** Random bytes for marker tokens, and how far they are used (a draw per token costs more than the rest of a marker). */
+  private tokens = Buffer.alloc(0);
+  private tokenAt = 0;
 
   constructor(
     private readonly table: BytesTable,
@@ -98,13 +111,31 @@ export class FeedIndex {
   }
 
   /**
-   * Marks an edit of document `id` (of feed family `family`) as under way. A put of its own: the
-   * marker is on the edit's path, and waiting for another edit's marker write would lengthen it.
+   * Marks an edit of document `id` (of feed family `family`) as under way. The markers asked for in
+   * one turn of the event loop's microtasks go in one write (edits resumed by one answer start
+   * together); a write never waits for another's to end: the marker is on the edit's path.
    */
-  async markOne(family: string, id: string): Promise<Marker> {
-    const key = markerKey(randomBytes(MARKER_TOKEN_BYTES), id);
-    const version = await this.table.put(family, key, encodeUint64(BigInt(Math.max(0, Math.floor(this.clock())))));
-    return { family, key, version };
+  markOne(family: string, id: string): Promise<Marker> {
+    return new Promise<Marker>((resolve, reject) => {
+      let queue = this.pendingMarks.get(family);
+      if (queue === undefined) {
+        this.pendingMarks.set(family, (queue = []));
+        queueMicrotask(() => this.writeMarks(family));
+      }
+      queue.push({ id, resolve, reject });
+    });
+  }
+
+  private writeMarks(family: string): void {
+    const queue = this.pendingMarks.get(family)!;
+    this.pendingMarks.delete(family);
+    this.mark(
+      family,
+      queue.map((q) => q.id),
+    ).then(
+      (markers) => queue.forEach((q, i) => q.resolve(markers[i])),
+      (err: unknown) => queue.forEach((q) => q.reject(err)),
+    );
   }
 
   /**
@@ -120,15 +151,16 @@ export class FeedIndex {
     this.defer(Promise.all([this.readAndIndex(family, changes), this.unmark(idle)]).then(() => undefined));
   }
 
-  /** Reads the id entries of the changes' documents, then indexes them. */
+  /** Reads the id entries of the changes' documents (but of those their commits created), then indexes them. */
   private async readAndIndex(family: string, changes: readonly CommittedChange[]): Promise<void> {
     const known = await this.readIds(
       family,
-      changes.map((c) => c.id),
+      changes.filter((c) => c.created !== true).map((c) => c.id),
     );
+    let at = 0;
     await this.index(
       family,
-      changes.map((c, i) => ({ ...c, known: known[i] })),
+      changes.map((c) => ({ ...c, known: c.created === true ? null : known[at++] })),
     );
   }
 
@@ -147,7 +179,7 @@ export class FeedIndex {
   /** Marks edits of `ids` (documents of the feed family `family`) as under way. */
   async mark(family: string, ids: readonly string[]): Promise<Marker[]> {
     const stamp = encodeUint64(BigInt(Math.max(0, Math.floor(this.clock()))));
-    const keys = ids.map((id) => markerKey(randomBytes(MARKER_TOKEN_BYTES), id));
+    const keys = ids.map((id) => markerKey(this.token(), id));
     const chunks = Array.from({ length: Math.ceil(keys.length / MAX_BATCH_ITEMS) }, (_, c) => keys.slice(c * MAX_BATCH_ITEMS, (c + 1) * MAX_BATCH_ITEMS));
     const versions = await Promise.all(
       chunks.map((slice) =>
@@ -158,6 +190,14 @@ export class FeedIndex {
       ),
     );
     return keys.map((key, i) => ({ family, key, version: versions[Math.floor(i / MAX_BATCH_ITEMS)][i % MAX_BATCH_ITEMS] }));
+  }
+
+  /** A fresh random marker token (a view of the current draw: markerKey copies it). */
+  private token(): Buffer {
+    if (this.tokenAt + MARKER_TOKEN_BYTES > this.tokens.length) [this.tokens, this.tokenAt] = [randomBytes(MARKER_TOKEN_BYTES * TOKENS_PER_DRAW), 0];
+    const token = this.tokens.subarray(this.tokenAt, this.tokenAt + MARKER_TOKEN_BYTES);
+    this.tokenAt += MARKER_TOKEN_BYTES;
+    return token;
   }
 
   /** Removes markers of edits that ended without a commit (best effort: a lease ends them anyway). */

@@ -4,11 +4,11 @@
  * - a document's family, `d/<id>`: one entry per leaf of its revision tree and one head entry.
  *   ```
  *   0x01 · live (1: 0x00 deleted, 0x01 not deleted) · pos (4, BE) · hash (ASCII)   leaf: ancestors + body (leaf-codec.ts)
- *   0x02                                                                          head: winner and leaf count (head-codec.ts);
- *                                                                                 its version is the document's sequence
+ *   0x02                                                                          head: winner, leaf count, the live winner's body
+ *                                                                                 (head-codec.ts); its version is the document's sequence
  *   ```
  *   Leaves sort by (not deleted, pos, hash), so the winning leaf is the last one of kind 0x01: one
- *   reverse iterator page of one key reads it.
+ *   reverse iterator page of one key reads it (the head repeats its body for plain reads).
  * - a changes feed family per partition, `c/<k>` (feed-layout.ts picks the names that land one per
  *   partition), indexing the documents of that partition:
  *   ```

@@ -45,7 +45,9 @@ export class Replicator {
     const byFeed = new Map<string, string[]>();
     for (const id of edits.keys()) {
       const f = this.layout.feedOf(id);
-      byFeed.set(f, [...(byFeed.get(f) ?? []), id]);
+      const ids = byFeed.get(f);
+      if (ids === undefined) byFeed.set(f, [id]);
+      else ids.push(id);
     }
     const settled = await Promise.allSettled([...byFeed].map(([feedFamily, ids]) => this.prepare(feedFamily, ids, edits)));
     const failed = settled.find((s) => s.status === 'rejected');
@@ -89,7 +91,17 @@ export class Replicator {
     const idle: Marker[] = [];
     commits.forEach((c, i) => {
       if (c === null) idle.push(markers[i]);
-      else changes.push({ id: ids[i], commit: c.version, rev: formatRev(c.plan.winner.pos, c.plan.winner.hash), deleted: c.plan.winner.deleted, time: c.time, known: null, marker: markers[i] });
+      else
+        changes.push({
+          id: ids[i],
+          commit: c.version,
+          rev: formatRev(c.plan.winner.pos, c.plan.winner.hash),
+          deleted: c.plan.winner.deleted,
+          time: c.time,
+          known: null,
+          marker: markers[i],
+          created: c.plan.created,
+        });
     });
     for (const ch of changes) if (ch.commit.segmentId !== ch.marker!.version.segmentId) throw layoutError(this.layout, ch.id, ch.commit.segmentId, ch.marker!.version.segmentId);
     this.feed.indexAllLater(feedFamily, changes, idle);

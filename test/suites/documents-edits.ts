@@ -4,7 +4,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DocumentStore, InMemoryKeyValueTable, ObjectClosedError, Serializers } from '../../client';
-import { DocumentsSuiteContext, expectConflict, expectInvalid, hashOf, posOf, rejection, revOf } from './documents-context';
+import { decodeHead, encodeHead } from '../../client/documents/head-codec';
+import { documentFamily, HEAD_KEY } from '../../client/documents/key-layout';
+import { DocumentsSuiteContext, expectConflict, expectInvalid, hashOf, posOf, rejection, replicated, revOf } from './documents-context';
 
 export function editsSuite(ctx: DocumentsSuiteContext): void {
   describe('DocumentStore.put, remove and get', () => {
@@ -124,6 +126,45 @@ export function editsSuite(ctx: DocumentsSuiteContext): void {
       await expectInvalid(store.get('doc', { conflicts: 1 as never }), 'conflicts must be a boolean, got 1');
       expect((await store.changes()).results).toEqual([]);
       expect((await store.put('_design/app', { views: {} })).rev).toMatch(/^1-/);
+    });
+
+    it("reads the winner's current body after an edit of a losing branch, a deletion of the winner, a re-creation and a winning replicated branch", async () => {
+      const { store } = await ctx.store();
+      const winnerOf = async () => {
+        const doc = await store.get('doc');
+        const listed = (await store.allDocs({ keys: ['doc'], includeDocs: true })).rows[0].doc ?? null;
+        expect(listed).toEqual(doc);
+        return doc;
+      };
+      await store.bulkDocs([replicated('doc', 3, ['c', 'b', 'a'], { v: 'c' }), replicated('doc', 1, ['z'], { v: 'z' })], { newEdits: false });
+      expect(await winnerOf()).toEqual({ _id: 'doc', _rev: '3-c', v: 'c' });
+      // An edit of the losing branch (to 2-…) leaves 3-c the winner, with its body.
+      const loser = await store.put('doc', { v: 'z2' }, { rev: '1-z' });
+      expect(await winnerOf()).toEqual({ _id: 'doc', _rev: '3-c', v: 'c' });
+      // Deleting the winner promotes the runner-up, with its body.
+      await store.remove('doc', '3-c');
+      expect(await winnerOf()).toEqual({ _id: 'doc', _rev: loser.rev, v: 'z2' });
+      const gone = await store.remove('doc', loser.rev);
+      expect(await winnerOf()).toBeNull();
+      const again = await store.put('doc', { v: 'again' });
+      expect(await winnerOf()).toEqual({ _id: 'doc', _rev: again.rev, v: 'again' });
+      await store.bulkDocs([replicated('doc', 9, ['w'], { v: 'w' })], { newEdits: false });
+      expect(await store.get('doc', { conflicts: true, deletedConflicts: true })).toEqual({ _id: 'doc', _rev: '9-w', v: 'w', _conflicts: [again.rev], _deleted_conflicts: [gone.rev] });
+      expect(await winnerOf()).toEqual({ _id: 'doc', _rev: '9-w', v: 'w' });
+    });
+
+    it('reads a document whose head keeps no body (as heads once were) from its winning leaf, and keeps the body again after an edit', async () => {
+      const { store, table } = await ctx.store();
+      const one = await store.put('doc', { v: 1 });
+      const family = documentFamily('doc');
+      const head = decodeHead((await table.get(family, HEAD_KEY))!.value);
+      expect(head.body).toBe('{"v":1}');
+      await table.put(family, HEAD_KEY, encodeHead({ ...head, body: null }));
+      expect(await store.get('doc')).toEqual({ _id: 'doc', _rev: one.rev, v: 1 });
+      expect((await store.allDocs({ includeDocs: true })).rows.map((r) => r.doc)).toEqual([{ _id: 'doc', _rev: one.rev, v: 1 }]);
+      const two = await store.put('doc', { v: 2 }, { rev: one.rev });
+      expect(decodeHead((await table.get(family, HEAD_KEY))!.value).body).toBe('{"v":2}');
+      expect(await store.get('doc')).toEqual({ _id: 'doc', _rev: two.rev, v: 2 });
     });
 
     it('throws ObjectClosedError after close, and close is idempotent', async () => {

@@ -1,13 +1,14 @@
 /**
  * The document store's encodings: canonical JSON, rev ids, leaf keys (the winner sorts last), leaf
- * values, change records, feed sequences, the feed layout and the change clock.
+ * values, heads, change records, feed sequences, the feed layout and the change clock.
  */
 import { describe, expect, it } from 'vitest';
-import { InvalidArgumentError, partitionOf } from '../../../client';
+import { InvalidArgumentError, MAX_VALUE_LENGTH, partitionOf } from '../../../client';
 import { canonicalBody, canonicalJson } from '../../../client/documents/canonical-json';
 import { ChangeClock } from '../../../client/documents/change-clock';
 import { decodeChange, encodeChange } from '../../../client/documents/feed-records';
 import { FeedLayout, feedFamilies } from '../../../client/documents/feed-layout';
+import { decodeHead, encodeHead } from '../../../client/documents/head-codec';
 import { changeKey, leafKey, parseLeafKey, seqOfChangeKey } from '../../../client/documents/key-layout';
 import { decodeLeafValue, encodeLeafValue, leafValueLength } from '../../../client/documents/leaf-codec';
 import { editHash, parseRev } from '../../../client/documents/rev-id';
@@ -62,6 +63,24 @@ describe('document and feed keys', () => {
     expect(decodeChange(encodeChange(change))).toEqual(change);
     expect(seqOfChangeKey(changeKey(2n ** 63n + 5n))).toBe(2n ** 63n + 5n);
     expect(Buffer.compare(changeKey(255n), changeKey(256n))).toBeLessThan(0);
+  });
+});
+
+describe('document heads', () => {
+  it("keep a live winner's body, and leave it out for a deleted winner or one that would not fit in a value", () => {
+    const live = { winner: { deleted: false, pos: 7, hash: 'abc' }, leafCount: 3, body: '{"é":1}' };
+    expect(decodeHead(encodeHead(live))).toEqual(live);
+    const deleted = { winner: { deleted: true, pos: 2, hash: 'x' }, leafCount: 1, body: '{}' };
+    expect(decodeHead(encodeHead(deleted))).toEqual({ ...deleted, body: null });
+    const nameOnly = { winner: { deleted: false, pos: 1, hash: 'h'.repeat(128) }, leafCount: 1, body: null };
+    expect(decodeHead(encodeHead(nameOnly))).toEqual(nameOnly);
+    // The largest body that fits beside the name, and one byte more.
+    const fits = 'b'.repeat(MAX_VALUE_LENGTH - 11 - 3);
+    expect(encodeHead({ ...live, body: fits }).length).toBe(MAX_VALUE_LENGTH);
+    expect(decodeHead(encodeHead({ ...live, body: fits })).body).toBe(fits);
+    expect(decodeHead(encodeHead({ ...live, body: `${fits}b` }))).toEqual({ ...live, body: null });
+    expect(() => decodeHead(Buffer.of(3, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0x61))).toThrow(new InvalidArgumentError('not a document head (11 bytes)'));
+    expect(() => decodeHead(Buffer.of(2, 0, 0, 0, 0, 1, 0, 0, 0, 1, 9, 0x61))).toThrow(new InvalidArgumentError('not a document head (12 bytes, hash of 9)'));
   });
 });
 
