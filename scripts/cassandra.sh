@@ -10,7 +10,8 @@
 # dependencies (~100 jars, ~70 MB), resolved by scripts/cassandra/pom.xml into a Maven repository under
 # the project's own .cassandra/ (gitignored), so later runs reuse them. The daemon runs with the JVM flags
 # of Cassandra's jvm17-server.options (scripts/cassandra/jvm17-server.options), the jamm agent, a logback
-# config, a triggers dir, a 1 GiB heap, and a short ring delay so that it answers in seconds.
+# config, a triggers dir, a 1 GiB heap, a GC log (logs/gc.log: pauses and safepoints, as Cassandra's own scripts
+# keep one) and a short ring delay so that it answers in seconds.
 #
 # Environment: KVT_CASSANDRA_HOME (.cassandra), KVT_CASSANDRA_VERSION (5.0.9), KVT_CASSANDRA_PORT (CQL, 9042),
 # KVT_CASSANDRA_STORAGE_PORT (7000), KVT_CASSANDRA_JMX_PORT (7199), KVT_CASSANDRA_HEAP (1G),
@@ -124,6 +125,7 @@ jvm_options() {
 -Xss256k
 -XX:+HeapDumpOnOutOfMemoryError
 -XX:HeapDumpPath=$LOG_DIR
+-Xlog:gc=info,safepoint=info:file=$LOG_DIR/gc.log:time,uptime,level,tags:filecount=4,filesize=10M
 -Djava.net.preferIPv4Stack=true
 -javaagent:$jamm
 -Dcassandra.config=file://$CONF_DIR/cassandra.yaml

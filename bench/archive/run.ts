@@ -7,7 +7,9 @@
  *   CassandraArchiveStore on the Cassandra of scripts/cassandra.sh): `stats().storedBytes` as % of
  *   raw, and the same data's bytes as the segment stores / Cassandra's data directory hold them;
  * - reads: the p99 of archive reads (cold: every read decompresses its block; and with the default
- *   cache) against the p99 of hot-table reads of the same revisions, measured in the same run;
+ *   cache) against the p99 of hot-table reads of the same revisions, each read beside the archive
+ *   read of the same revision (timeReadPairs), each backend (the hot table too) after the same
+ *   untimed warm-up;
  * - the peer: the same history stored the RESTBase way (restbase-peer.ts), its size on disk after
  *   `nodetool flush`.
  * Writes bench/results/archive-<time>.json and bench/archive/report.md + report.svg.
@@ -28,9 +30,15 @@ import { loadRestbasePeer } from './restbase-peer';
 
 /** The settings the stores use by default (defaultArchiveStoreOptions). */
 const DEFAULTS: CodecSettings = { quality: 6, windowBits: 24, blockRevisions: 128, blockBytes: 4 * 1024 * 1024 };
-/** Reads timed per reader, after a warm-up. */
+/** Reads timed per reader, after the reader's first WARMUP reads (its connections, prepared statements). */
 const READS = 2000;
 const WARMUP = 200;
+/**
+ * Untimed reads of another sample before the first timed reads of each backend (the hot table included):
+ * code paths run only on reads (Cassandra's JIT, the segment stores' and the client's) are then compiled,
+ * and no store's figures include its process's first seconds of reading.
+ */
+const BACKEND_WARMUP = 2000;
 /** The whole run must end within this. */
 const DEADLINE_MS = 40 * 60_000;
 
@@ -52,6 +60,9 @@ export interface StoreFigures {
   loadMBps: number;
   readsCold: LatencySummary;
   readsCached: LatencySummary;
+  /** Hot-table reads of the same revisions, each beside the cold (cached) read of it. */
+  hotBesideCold: LatencySummary;
+  hotBesideCached: LatencySummary;
 }
 
 /** Everything one run measured. */
@@ -63,6 +74,8 @@ export interface ArchiveBenchResult {
   codec: CodecResult;
   sweep: CodecResult[];
   hotReads: LatencySummary;
+  /** Untimed reads each backend served before its timed reads. */
+  warmUpReads: number;
   stores: StoreFigures[];
   restbase: { rows: number; diskBytes: number; dataBytes: number; percent: number; dataPercent: number; loadSeconds: number };
 }
@@ -74,24 +87,50 @@ function checkDeadline(): void {
 }
 
 /** A fixed pseudo-random sample of (title, rev) to read. */
-function sample(renders: TextRender[], n: number): TextRender[] {
-  let seed = 42;
-  const next = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+function sample(renders: TextRender[], n: number, seed = 42): TextRender[] {
+  let state = seed;
+  const next = () => (state = (state * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
   return Array.from({ length: n }, () => renders[Math.floor(next() * renders.length)]);
 }
 
+/** Reads the sample once, one at a time, untimed; checks every answer. */
+async function warmUp(name: string, reads: TextRender[], read: (r: TextRender) => Promise<string | undefined>): Promise<void> {
+  log(`${name}: warming up with ${reads.length} untimed reads`);
+  for (const r of reads) {
+    if ((await read(r)) !== r.value) throw new Error(`read of ${r.title} rev ${r.rev} returned something else`);
+    checkDeadline();
+  }
+}
+
+type Reader = (r: TextRender) => Promise<string | undefined>;
+
 /** Times `read` over the sample, one at a time, after a warm-up; checks every answer. */
-async function timeReads(reads: TextRender[], read: (r: TextRender) => Promise<string | undefined>): Promise<LatencySummary> {
+async function timeReads(reads: TextRender[], read: Reader): Promise<LatencySummary> {
+  return (await timeReadPairs(reads, read))[0];
+}
+
+/**
+ * Times `read` over the sample, one at a time, after a warm-up, and with `hot` each revision is also read
+ * from the hot table just before or after (alternately): both then see the same moments of a shared,
+ * noisy machine, and their ratio does not depend on when in the run each was measured. Checks every answer.
+ */
+async function timeReadPairs(reads: TextRender[], read: Reader, hot?: Reader): Promise<[LatencySummary, LatencySummary]> {
   const h = newLatencyHistogram();
-  for (let i = 0; i < reads.length; i++) {
-    const r = reads[i];
+  const hotH = newLatencyHistogram();
+  const timed = async (r: TextRender, reader: Reader, into: typeof h, record: boolean) => {
     const t0 = performance.now();
-    const value = await read(r);
+    const value = await reader(r);
     const ms = performance.now() - t0;
     if (value !== r.value) throw new Error(`read of ${r.title} rev ${r.rev} returned something else`);
-    if (i >= WARMUP) recordMs(h, ms);
+    if (record) recordMs(into, ms);
+  };
+  for (let i = 0; i < reads.length; i++) {
+    if (hot && i % 2 === 1) await timed(reads[i], hot, hotH, i >= WARMUP);
+    await timed(reads[i], read, h, i >= WARMUP);
+    if (hot && i % 2 === 0) await timed(reads[i], hot, hotH, i >= WARMUP);
+    checkDeadline();
   }
-  return summarize(h);
+  return [summarize(h), summarize(hotH)];
 }
 
 /** Appends every page's history in batches of 64 (as culls would move it), with progress. */
@@ -110,20 +149,34 @@ async function loadArchive(store: ArchiveStore, renders: TextRender[], name: str
   return (performance.now() - t0) / 1000;
 }
 
-async function figures(name: string, open: (cacheBytes?: number) => ArchiveStore, renders: TextRender[], reads: TextRender[], backendBytes: () => Promise<number>): Promise<StoreFigures> {
+async function figures(
+  name: string,
+  open: (cacheBytes?: number) => ArchiveStore,
+  renders: TextRender[],
+  reads: TextRender[],
+  warmUpReads: TextRender[],
+  backendBytes: () => Promise<number>,
+  hotRead: Reader,
+): Promise<StoreFigures> {
   const writer = open();
   const loadSeconds = await loadArchive(writer, renders, name);
   await writer.close();
+  // Sized before the reads: Cassandra's flush and compaction then run before them, not during them (right after a
+  // bulk load they take the CPU the reads and their decompression need on a small machine); an archive is read at rest.
+  const backend = await backendBytes();
+  // Through a handle without a cache, so that the cached reads below start from an empty cache as before.
+  const warm = open(0);
+  await warmUp(name, warmUpReads, async (r) => (await warm.get(r.title, r.rev))?.value as string);
+  await warm.close();
   const cold = open(0);
   const stats = await cold.stats();
   log(`${name}: reading ${reads.length} revisions, every read decompressing its block`);
-  const readsCold = await timeReads(reads, async (r) => (await cold.get(r.title, r.rev))?.value as string);
+  const [readsCold, hotBesideCold] = await timeReadPairs(reads, async (r) => (await cold.get(r.title, r.rev))?.value as string, hotRead);
   await cold.close();
   const cached = open();
   log(`${name}: reading ${reads.length} revisions through the default cache`);
-  const readsCached = await timeReads(reads, async (r) => (await cached.get(r.title, r.rev))?.value as string);
+  const [readsCached, hotBesideCached] = await timeReadPairs(reads, async (r) => (await cached.get(r.title, r.rev))?.value as string, hotRead);
   await cached.close();
-  const backend = await backendBytes();
   return {
     name,
     revisions: stats.revisions,
@@ -138,11 +191,21 @@ async function figures(name: string, open: (cacheBytes?: number) => ArchiveStore
     loadMBps: stats.rawBytes / 1e6 / loadSeconds,
     readsCold,
     readsCached,
+    hotBesideCold,
+    hotBesideCached,
   };
 }
 
-/** The hot table and KvtArchiveStore on a local cluster; the hot reads' p99 too. */
-async function kvtFigures(renders: TextRender[], reads: TextRender[]): Promise<{ hot: LatencySummary; store: StoreFigures }> {
+/**
+ * The hot table and KvtArchiveStore on a local cluster; the hot reads' p99 too; then `more` (the Cassandra
+ * store), given the hot table to read beside it, before the cluster stops.
+ */
+async function kvtFigures<R>(
+  renders: TextRender[],
+  reads: TextRender[],
+  warmUpReads: TextRender[],
+  more: (hotRead: Reader) => Promise<R>,
+): Promise<{ hot: LatencySummary; store: StoreFigures; more: R }> {
   const cluster = await startKvtCluster();
   const manager = new KeyValueTableManager({ controller: cluster.controller });
   const factory = KeyValueTableFactory.withScope('bench', { controller: cluster.controller });
@@ -159,9 +222,10 @@ async function kvtFigures(renders: TextRender[], reads: TextRender[]): Promise<{
           list.slice(i, i + 32).map((r) => [String(r.rev).padStart(10, '0'), r.value] as const),
         );
     }
+    const hotRead: Reader = async (r) => (await hot.get(r.title, String(r.rev).padStart(10, '0')))?.value;
+    await warmUp('hot table', warmUpReads, hotRead);
     log(`hot table: reading ${reads.length} revisions`);
-    const hotReads = await timeReads(reads, async (r) => (await hot.get(r.title, String(r.rev).padStart(10, '0')))?.value);
-    await hot.close();
+    const hotReads = await timeReads(reads, hotRead);
     const bytes = { keySerializer: Serializers.bytes, valueSerializer: Serializers.bytes };
     const tables: { close(): Promise<void> }[] = [];
     const open = (cacheBytes?: number) => {
@@ -173,9 +237,11 @@ async function kvtFigures(renders: TextRender[], reads: TextRender[]): Promise<{
       const d = await manager.describeKeyValueTable('bench', 'archive', { contents: true });
       return d.partitions.reduce((n, p) => n + (p.contents && 'bytes' in p.contents ? p.contents.bytes : 0), 0);
     };
-    const store = await figures('KvtArchiveStore (kvt cluster)', open, renders, reads, contents);
+    const store = await figures('KvtArchiveStore (kvt cluster)', open, renders, reads, warmUpReads, contents, hotRead);
     await Promise.all(tables.map((t) => t.close()));
-    return { hot: hotReads, store };
+    const rest = await more(hotRead);
+    await hot.close();
+    return { hot: hotReads, store, more: rest };
   } finally {
     await factory.close();
     await manager.close();
@@ -184,7 +250,7 @@ async function kvtFigures(renders: TextRender[], reads: TextRender[]): Promise<{
 }
 
 /** CassandraArchiveStore and the RESTBase-style peer on the Cassandra of scripts/cassandra.sh. */
-async function cassandraFigures(renders: TextRender[], reads: TextRender[]): Promise<{ store: StoreFigures; restbase: ArchiveBenchResult['restbase'] }> {
+async function cassandraFigures(renders: TextRender[], reads: TextRender[], warmUpReads: TextRender[], hotRead: Reader): Promise<{ store: StoreFigures; restbase: ArchiveBenchResult['restbase'] }> {
   const cassandra = ensureCassandra();
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const driver = require('cassandra-driver') as typeof Cassandra;
@@ -204,7 +270,7 @@ async function cassandraFigures(renders: TextRender[], reads: TextRender[]): Pro
       compactKeyspace(archiveKs);
       return keyspaceDiskBytes(archiveKs).total;
     };
-    const store = { ...(await figures('CassandraArchiveStore (Cassandra 5.0)', open, renders, reads, onDisk)), flushedBytes };
+    const store = { ...(await figures('CassandraArchiveStore (Cassandra 5.0)', open, renders, reads, warmUpReads, onDisk, hotRead)), flushedBytes };
     log(`RESTBase-style peer: one row per revision in ${peerKs}.key_rev_value (deflate, 256 KiB chunks)`);
     const t0 = performance.now();
     await loadRestbasePeer(client, peerKs, renders, (done) => (done % 1000 === 0 || done === renders.length ? log(`RESTBase-style peer: ${done}/${renders.length} rows`) : undefined));
@@ -233,8 +299,9 @@ async function main(argv: string[]): Promise<void> {
   );
   const sweep = argv.includes('--sweep') ? sweepSettings(DEFAULTS).map((s) => (checkDeadline(), measureCodec(renders, s))) : [];
   const reads = sample(renders, READS + WARMUP);
-  const kvt = await kvtFigures(renders, reads);
-  const cassandra = await cassandraFigures(renders, reads);
+  const warmUpReads = sample(renders, BACKEND_WARMUP, 7);
+  const kvt = await kvtFigures(renders, reads, warmUpReads, (hotRead) => cassandraFigures(renders, reads, warmUpReads, hotRead));
+  const cassandra = kvt.more;
   const result: ArchiveBenchResult = {
     at: new Date().toISOString(),
     revisions: renders.length,
@@ -243,6 +310,7 @@ async function main(argv: string[]): Promise<void> {
     codec,
     sweep,
     hotReads: kvt.hot,
+    warmUpReads: BACKEND_WARMUP,
     stores: [kvt.store, cassandra.store],
     restbase: cassandra.restbase,
   };

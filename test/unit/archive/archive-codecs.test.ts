@@ -66,6 +66,22 @@ describe('archive blocks', () => {
     await expect(decodeBlock('P', 4, 'sealed', stored)).rejects.toThrow('archive block 4 of page "P" is corrupted: its header names block 3');
   });
 
+  it('reads a payload of several MiB whole, and refuses a stream whose length differs from its header', async () => {
+    const payload = Buffer.from(Array.from({ length: 60_000 }, (_, i) => `line ${i % 977} of a long page\n`).join(''));
+    expect(payload.length).toBeGreaterThan(1024 * 1024);
+    const stored = await encodeBlock('sealed', 2, 40, payload, SETTINGS);
+    expect((await decodeBlock('P', 2, 'sealed', stored)).payload.equals(payload)).toBe(true);
+    // The payload length (header bytes 14–17) is outside the checksum: a header claiming less or more is damage.
+    const shorter = Buffer.from(stored);
+    shorter.writeUInt32BE(payload.length - 1, 14);
+    await expect(decodeBlock('P', 2, 'sealed', shorter)).rejects.toThrow(
+      `archive block 2 of page "P" is corrupted: it decompresses to more than ${payload.length - 1} bytes; its header says ${payload.length - 1}`,
+    );
+    const longer = Buffer.from(stored);
+    longer.writeUInt32BE(payload.length + 1, 14);
+    await expect(decodeBlock('P', 2, 'sealed', longer)).rejects.toThrow(`archive block 2 of page "P" is corrupted: it decompresses to ${payload.length} bytes; its header says ${payload.length + 1}`);
+  });
+
   it('checks a pending record', () => {
     const record = Buffer.from('pending');
     const stored = encodePending(record);
