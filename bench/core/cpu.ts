@@ -26,7 +26,16 @@ export function processCpuSeconds(pid: number): number | undefined {
 
 /** Where a peer's server CPU is read from. */
 export type CpuSource =
-  | { kind: 'pids'; pids: () => number[] }
+  | {
+      kind: 'pids';
+      pids: () => number[];
+      /**
+       * The longest wait for these processes to go idle, when shorter than the run's: a JVM's
+       * background threads (JIT, GC, its own timers) keep it from ever reading as idle, so a longer
+       * wait only lengthens the run.
+       */
+      idleCapMs?: number;
+    }
   /** In-process (raw LevelDB): this process's own CPU, which includes the workload driver. */
   | { kind: 'self' };
 
@@ -92,7 +101,7 @@ export function anyThreadRunnable(source: CpuSource): boolean {
  */
 export async function waitUntilIdle(source: CpuSource, maxMs: number): Promise<void> {
   if (source.kind === 'self') return;
-  const deadline = Date.now() + maxMs;
+  const deadline = Date.now() + Math.min(maxMs, source.idleCapMs ?? maxMs);
   for (;;) {
     const meter = startCpuMeter(source);
     await new Promise((resolve) => setTimeout(resolve, IDLE_SAMPLE_MS));

@@ -19,7 +19,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type * as Cassandra from 'cassandra-driver';
-import { BatchEntry, Peer, VersionedValue, repoRoot } from './peer';
+import { BatchEntry, JVM_IDLE_CAP_MS, Peer, VersionedValue, repoRoot } from './peer';
 
 /** A first start resolves Cassandra with Maven (shared with the tests' download when there is one). */
 const START_TIMEOUT_MS = 15 * 60_000;
@@ -149,7 +149,7 @@ export class CassandraPeer implements Peer {
     /** The commit log mode the server reported. */
     readonly commitLogSync: string,
   ) {
-    this.cpu = { kind: 'pids', pids: () => [server.pid] } as const;
+    this.cpu = { kind: 'pids', pids: () => [server.pid], idleCapMs: JVM_IDLE_CAP_MS } as const;
   }
 
   /** Starts the server (unless running), checks that it syncs its commit log, and creates a fresh keyspace. */

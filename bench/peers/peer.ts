@@ -16,6 +16,9 @@ export const PEER_NAMES: readonly PeerName[] = ['kvt', 'etcd3', 'etcd-grpc', 'pr
 /** The peers that run in a JVM of their own (Pravega, Cassandra): the quick mode leaves them out unless `--peers` names them. */
 export const JVM_PEERS: readonly PeerName[] = ['pravega', 'cassandra'];
 
+/** How long a JVM peer's servers are waited for to go idle after a round (see CpuSource.idleCapMs). */
+export const JVM_IDLE_CAP_MS = 1_000;
+
 /** A value read together with its opaque version (null when the key is absent). */
 export interface VersionedValue {
   value: Buffer | null;

@@ -16,7 +16,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { killOnExit, stopChild, waitForExit } from '../core/processes';
-import { BatchEntry, Peer, VersionedValue, repoRoot } from './peer';
+import { BatchEntry, JVM_IDLE_CAP_MS, Peer, VersionedValue, repoRoot } from './peer';
 
 /** Request codes and response statuses of the driver's protocol (PravegaDriver.java). */
 const OP = { put: 1, get: 2, getVersioned: 3, replace: 4, putBatch: 5, putInFamily: 6, getInFamily: 7, scan: 8, ping: 9, putMany: 10 } as const;
@@ -165,7 +165,7 @@ export class PravegaPeer implements Peer {
     private readonly driver: ChildProcess,
     private readonly server: PravegaServer,
   ) {
-    this.cpu = { kind: 'pids', pids: () => [server.pid] } as const;
+    this.cpu = { kind: 'pids', pids: () => [server.pid], idleCapMs: JVM_IDLE_CAP_MS } as const;
     driver.stdout!.on('data', (chunk: Buffer) => this.receive(chunk));
     driver.stderr!.on('data', (chunk: Buffer) => (this.stderrTail = (this.stderrTail + chunk.toString()).slice(-2000)));
     driver.on('exit', (code, signal) => {
