@@ -71,6 +71,13 @@ const LATE_ENTRY_BYTES = 1 + POSITION_BYTES + 8;
  */
 const BATCH_BUDGET = { bytes: MAX_BATCH_BYTES - BATCH_RESERVE_BYTES, items: MAX_BATCH_ITEMS - 2 };
 
+/** A render's key kinds (hot or historical), its record's key, and its chunks with their keys. */
+function keysOf(target: RenderTarget, encoded: EncodedRender): { kinds: { record: number; chunk: number }; record: Buffer; chunks: [Buffer, Buffer][] } {
+  const kinds = target.historicalTtlMs === undefined ? { record: KIND.RENDER, chunk: KIND.CHUNK } : { record: KIND.HISTORICAL, chunk: KIND.HISTORICAL_CHUNK };
+  const chunks: [Buffer, Buffer][] = encoded.chunks.map((c, i) => [chunkKey(kinds.chunk, target.position, encoded.upload!, i), c]);
+  return { kinds, record: recordKey(kinds.record, target.position), chunks };
+}
+
 /** The condition on a staged upload's record: it must still be as it was when the upload began. */
 class RecordChanged extends Error {}
 
@@ -89,9 +96,7 @@ export class RenderWriter {
    * @throws RenderExistsError when `ifAbsent` and the (rev, tid) exists.
    */
   async write(target: RenderTarget, encoded: EncodedRender): Promise<void> {
-    const kinds = target.historicalTtlMs === undefined ? { record: KIND.RENDER, chunk: KIND.CHUNK } : { record: KIND.HISTORICAL, chunk: KIND.HISTORICAL_CHUNK };
-    const record = recordKey(kinds.record, target.position);
-    const chunks: [Buffer, Buffer][] = encoded.chunks.map((c, i) => [chunkKey(kinds.chunk, target.position, encoded.upload!, i), c]);
+    const { kinds, record, chunks } = keysOf(target, encoded);
     const fits = Math.floor((MAX_BATCH_BYTES - BATCH_RESERVE_BYTES - record.length - encoded.record.length) / (CHUNK_KEY_BYTES + (chunks[0]?.[1].length ?? 0)));
     if (chunks.length <= Math.min(fits, MAX_BATCH_ITEMS - RESERVED_ITEMS)) {
       const ttlMs = target.historicalTtlMs;
@@ -157,8 +162,7 @@ export class RenderWriter {
       bytes = 0;
     };
     for (const { target, encoded } of renders) {
-      const record = recordKey(KIND.RENDER, target.position);
-      const chunks: [Buffer, Buffer][] = encoded.chunks.map((c, i) => [chunkKey(KIND.CHUNK, target.position, encoded.upload!, i), c]);
+      const { record, chunks } = keysOf(target, encoded);
       const rest = this.withUploadRemoval(target, KIND.CHUNK, encoded.upload, chunks);
       // Its record, chunks, chunk ranges and a late-write entry.
       const size = record.length + encoded.record.length + chunks.reduce((n, [k, v]) => n + k.length + v.length, 0) + 2 * (1 + POSITION_BYTES + 8 + 4) + LATE_ENTRY_BYTES;

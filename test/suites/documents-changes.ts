@@ -3,22 +3,9 @@
  * from any seq; deletions; a change whose writer died before indexing it; bad sequences.
  */
 import { describe, expect, it } from 'vitest';
-import { DocumentStore, partitionOf, UnavailableError } from '../../client';
+import { DocumentStore, partitionOf } from '../../client';
 import { FEED_FAMILY_PREFIX } from '../../client/documents/key-layout';
-import { allChanges, BytesTable, DocumentsSuiteContext, expectInvalid, markerCount, random } from './documents-context';
-
-/** The table, with every update of a feed family failing as if its writer died first. */
-function failingFeedWrites(table: BytesTable): BytesTable {
-  return new Proxy(table, {
-    get(t, prop) {
-      if (prop === 'update') {
-        return (family: string, mods: never) => (family.startsWith(FEED_FAMILY_PREFIX) ? Promise.reject(new UnavailableError('injected: the writer died')) : t.update(family, mods));
-      }
-      const v = (t as unknown as Record<string | symbol, unknown>)[prop];
-      return typeof v === 'function' ? v.bind(t) : v;
-    },
-  });
-}
+import { allChanges, BytesTable, DocumentsSuiteContext, expectInvalid, failingFeedWrites, markerCount, random } from './documents-context';
 
 /**
  * The table, where the first iterator over a feed family's change entries (not its markers) first

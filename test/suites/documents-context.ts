@@ -4,8 +4,8 @@
  */
 import { expect } from 'vitest';
 import { feedFamilies } from '../../client/documents/feed-layout';
-import { idOfMarkerKey, MARKER_PREFIX } from '../../client/documents/key-layout';
-import { DocumentConflictError, DocumentStore, DocumentStoreOptions, InvalidArgumentError, KeyValueTable, ReplicatedDocument, StoredDocument } from '../../client';
+import { FEED_FAMILY_PREFIX, idOfMarkerKey, MARKER_PREFIX } from '../../client/documents/key-layout';
+import { DocumentConflictError, DocumentStore, DocumentStoreOptions, InvalidArgumentError, KeyValueTable, ReplicatedDocument, StoredDocument, UnavailableError } from '../../client';
 
 export type BytesTable = KeyValueTable<Uint8Array, Uint8Array>;
 
@@ -113,4 +113,17 @@ export function random(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/** The table, with every update of a feed family failing as if its writer died first (markers go by putAll, so they still land). */
+export function failingFeedWrites(table: BytesTable): BytesTable {
+  return new Proxy(table, {
+    get(t, prop) {
+      if (prop === 'update') {
+        return (family: string, mods: never) => (family.startsWith(FEED_FAMILY_PREFIX) ? Promise.reject(new UnavailableError('injected: the writer died')) : t.update(family, mods));
+      }
+      const v = (t as unknown as Record<string | symbol, unknown>)[prop];
+      return typeof v === 'function' ? v.bind(t) : v;
+    },
+  });
 }

@@ -5,22 +5,8 @@
  * (longpoll), info, and revsDiff of documents never written.
  */
 import { describe, expect, it } from 'vitest';
-import { DocumentStore, MAX_CHANGES_WAIT_MS, partitionOf, UnavailableError } from '../../client';
-import { FEED_FAMILY_PREFIX } from '../../client/documents/key-layout';
-import { BytesTable, DocumentsSuiteContext, expectInvalid, markerCount, replicated } from './documents-context';
-
-/** The table, with every update of a feed family except the markers' failing as if its writer died. */
-function failingFeedWrites(table: BytesTable): BytesTable {
-  return new Proxy(table, {
-    get(t, prop) {
-      if (prop === 'update') {
-        return (family: string, mods: never) => (family.startsWith(FEED_FAMILY_PREFIX) ? Promise.reject(new UnavailableError('injected: the writer died')) : t.update(family, mods));
-      }
-      const v = (t as unknown as Record<string | symbol, unknown>)[prop];
-      return typeof v === 'function' ? v.bind(t) : v;
-    },
-  });
-}
+import { DocumentStore, MAX_CHANGES_WAIT_MS, partitionOf } from '../../client';
+import { DocumentsSuiteContext, expectInvalid, failingFeedWrites, markerCount, replicated } from './documents-context';
 
 export function listingSuite(ctx: DocumentsSuiteContext): void {
   describe('DocumentStore.allDocs', () => {
