@@ -5,7 +5,12 @@
  */
 import { ErrorCode, ErrorCodes } from '../proto/error-codes';
 
-/** A domain error a server reports to its caller: a stable code, a message, an optional item index. */
+/**
+ * A domain error a server reports to its caller: a stable code, a message, an optional item index.
+ * It carries no stack trace: it is an answer, mapped to a status and never logged as a crash, and
+ * capturing one cost more than the rest of a failed condition (6% of a store's busy time in bench
+ * W3, where most read-modify-writes lose their condition at least once).
+ */
 export class KvtFault extends Error {
   override readonly name = 'KvtFault';
   constructor(
@@ -16,7 +21,13 @@ export class KvtFault extends Error {
     /** When known, how long until the same call could succeed (sent as the `kvt-retry-after-ms` trailer). */
     readonly retryAfterMs?: number,
   ) {
-    super(message);
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    try {
+      super(message);
+    } finally {
+      Error.stackTraceLimit = limit;
+    }
   }
 }
 
