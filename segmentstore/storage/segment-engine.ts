@@ -37,7 +37,7 @@ import { SegmentCatalog } from './segments/segment-catalog';
 import { SnapshotView } from './read/snapshot-view';
 import { EngineState, SegmentEngineOptions, SegmentState } from './segments/segment-state';
 import { needsRead, readForUpdate, StageContext, StagedUpdate, stageUpdate, storageKeys, UpdateKeys, UpdateOutcome } from './update-stager';
-import { ascendingKeys } from './chunks/chunk-merge';
+import { ascendingKeys, inKeyOrder } from './chunks/chunk-merge';
 import { checkGetKeys, checkIterate, checkScan, IterateInput, ScanInput } from './read/read-validation';
 import { StoreClock } from './segments/store-clock';
 import { CheckedModification, checkDuplicates, checkModifications, checkSegmentId, ModificationInput } from './validation';
@@ -334,6 +334,8 @@ export class SegmentEngine {
       if (ascendingKeys(mods)) return this.families.stage(seg, mods, undefined, serialize);
       const ids = mods.map((m) => (m.type === 'REMOVE_RANGE' ? undefined : m.key.toString('latin1')));
       checkDuplicates(mods, ids);
+      const sorted = inKeyOrder(mods, ids);
+      if (sorted) return this.families.stage(seg, sorted.mods, undefined, serialize, sorted);
       return this.families.stage(seg, mods, ids, serialize);
     }
     const keys = storageKeys(seg, mods);

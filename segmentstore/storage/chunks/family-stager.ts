@@ -6,13 +6,15 @@
  * group-commit batch and the overlay, with the directory changed to match.
  *
  * A batch with strictly ascending keys and no range removal (the usual) is merged into each chunk
- * (chunk-merge.ts); any other goes through a ChunkWork per chunk (chunk-work.ts).
+ * (chunk-merge.ts), and so is a batch of keys in another order, once sorted (its sequences and its
+ * condition failures still follow the order it was sent in); a batch that removes a range goes
+ * through a ChunkWork per chunk (chunk-work.ts).
  */
 import { ErrorCodes } from '../../../proto/error-codes';
 import { KvtFault } from '../../../server-kit/fault';
 import type { ByteLru } from '../byte-lru';
 import { encodeChunk, isSoleChunk, markSole, splitChunk } from './chunk-codec';
-import { ChunkMerge, Stamps } from './chunk-merge';
+import { ChunkMerge, KeyOrder, Stamps } from './chunk-merge';
 import { ChunkWork } from './chunk-work';
 import type { FamilyDirectory } from './family-directory';
 import type { CommitBatch } from '../log/commit-batch';
@@ -66,6 +68,31 @@ function mergeRuns(seg: SegmentState, mods: readonly CheckedModification[], plan
   return merges;
 }
 
+/** The permutation that undoes `order`: `inverse(order)[order[k]] === k`. */
+function inverse(order: readonly number[]): number[] {
+  const at = new Array<number>(order.length);
+  for (let k = 0; k < order.length; k++) at[order[k]] = k;
+  return at;
+}
+
+/**
+ * The condition failure an update in key order `sorted` reports: the first in modification order,
+ * with its index as sent (the merge met them in key order). `err` when it is no condition failure.
+ */
+function firstFailure(seg: SegmentState, plan: ChunkPlan, sorted: KeyOrder, now: number, err: unknown): unknown {
+  if (!(err instanceof KvtFault) || (err.code !== ErrorCodes.BAD_KEY_VERSION && err.code !== ErrorCodes.NO_SUCH_KEY)) return err;
+  const work = new Map<number, ChunkWork>();
+  for (let j = 0; j < plan.touched.length; j++) work.set(plan.touched[j], new ChunkWork(plan.contents[j] ?? null, now));
+  const slotOf = new Array<number>(sorted.order.length);
+  for (let k = 0; k < sorted.order.length; k++) slotOf[sorted.order[k]] = plan.slots[k];
+  try {
+    checkConditions(seg, sorted.original, (i) => work.get(slotOf[i])?.get(sorted.original[i].key.toString('latin1'))?.sequence);
+  } catch (first) {
+    return first;
+  }
+  return err;
+}
+
 /** Stages the updates of keyed families of one engine (the caller serializes those of a segment). */
 export class FamilyStager {
   /** @param directories the family directories' cache, resized as a staged update changes one */
@@ -115,17 +142,22 @@ export class FamilyStager {
    * chunk-merge.ts): every touched chunk is merged with its run of modifications, conditions checked
    * on the way; then sequences are given in modification order and the chunks written.
    */
-  applySorted(seg: SegmentState, dir: FamilyDirectory, mods: readonly CheckedModification[], plan: ChunkPlan): StagedUpdate {
+  applySorted(seg: SegmentState, dir: FamilyDirectory, mods: readonly CheckedModification[], plan: ChunkPlan, sorted?: KeyOrder): StagedUpdate {
     this.checkWritable(seg, dir);
     const now = this.ctx.clock();
-    const merges = mergeRuns(seg, mods, plan, now);
+    let merges: ChunkMerge[];
+    try {
+      merges = mergeRuns(seg, mods, plan, now);
+    } catch (err) {
+      throw sorted ? firstFailure(seg, plan, sorted, now, err) : err;
+    }
     const batch = this.ctx.committer.batch();
     ensureSequenceRecord(batch, seg);
     const stamps: Stamps = { sequences: new Array<number>(mods.length), expiries: new Array<number>(mods.length) };
-    const firstSequence = this.stamp(batch, seg, dir, mods, now, stamps);
+    const firstSequence = this.stamp(batch, seg, dir, mods, now, stamps, sorted?.order);
     const weight = batch.weight;
     this.markHead(batch, dir, plan, this.writeMerged(batch, dir, plan.touched, merges, stamps));
-    return this.finish(batch, dir, mods, firstSequence, weight);
+    return this.finish(batch, dir, sorted?.original ?? mods, firstSequence, weight);
   }
 
   /** Refuses to stage into a deleted segment or a directory a failed flush invalidated. */
@@ -138,9 +170,12 @@ export class FamilyStager {
    * Gives every PUT and INSERT of `mods` the next sequence of `seg` and its expiry at `now`, into
    * `stamps` (staging their expiry-index records); returns the first sequence (0 when none).
    */
-  private stamp(batch: CommitBatch, seg: SegmentState, dir: FamilyDirectory, mods: readonly CheckedModification[], now: number, stamps: Stamps): number {
+  private stamp(batch: CommitBatch, seg: SegmentState, dir: FamilyDirectory, mods: readonly CheckedModification[], now: number, stamps: Stamps, order?: readonly number[]): number {
     let firstSequence = 0;
-    for (let m = 0; m < mods.length; m++) {
+    // In modification order: `order[k]` is where `mods[k]` stood in the update as sent.
+    const at = order ? inverse(order) : undefined;
+    for (let i = 0; i < mods.length; i++) {
+      const m = at ? at[i] : i;
       const mod = mods[m];
       if (mod.type === 'REMOVE') continue;
       const sequence = ++seg.lastSequence;

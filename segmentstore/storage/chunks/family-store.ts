@@ -19,6 +19,7 @@
  */
 import { ByteLru } from '../byte-lru';
 import { isSoleChunk } from './chunk-codec';
+import type { KeyOrder } from './chunk-merge';
 import { ChunkWork } from './chunk-work';
 import { DirectoryLoader } from './directory-loader';
 import { FamilyDirectory } from './family-directory';
@@ -247,12 +248,12 @@ export class FamilyStore {
    * Checks and stages one update of a keyed family: synchronously when nothing of its segment waits
    * to be staged and its directory and chunks are in memory; else in turn (`serialize`), after
    * reading what is missing. `ids` are the keys' latin1 forms (undefined for range removals; none at
-   * all for strictly ascending keys). What is missing is read at once, before the update's turn: the
+   * all for strictly ascending keys; `sorted` when those were put in key order from another order). What is missing is read at once, before the update's turn: the
    * family's first chunk when its directory is not in memory, else the chunks the update touches that
    * are not (see {@link earlyRecord}), so that the updates of a segment do not each wait in turn for
    * a read.
    */
-  stage(seg: SegmentState, mods: readonly CheckedModification[], ids: readonly (string | undefined)[] | undefined, serialize: Serializer): StagedUpdate | Promise<StagedUpdate> {
+  stage(seg: SegmentState, mods: readonly CheckedModification[], ids: readonly (string | undefined)[] | undefined, serialize: Serializer, sorted?: KeyOrder): StagedUpdate | Promise<StagedUpdate> {
     const prefix = familyPrefix(seg.dataPrefix, mods[0].family);
     const id = prefix.toString('latin1');
     let dir = this.cachedDirectory(seg, id, true);
@@ -264,7 +265,7 @@ export class FamilyStore {
     let early: EarlyReads;
     if (dir) {
       const plan = ids ? this.plan(dir, mods, ids) : this.planSorted(dir, mods);
-      if (!plan.contents.includes(undefined) && !seg.stagingTail) return ids ? this.stager.apply(seg, dir, mods, ids, plan) : this.stager.applySorted(seg, dir, mods, plan);
+      if (!plan.contents.includes(undefined) && !seg.stagingTail) return ids ? this.stager.apply(seg, dir, mods, ids, plan) : this.stager.applySorted(seg, dir, mods, plan, sorted);
       early = new Map();
       for (let j = 0; j < plan.touched.length; j++) {
         if (plan.contents[j] !== undefined) continue;
@@ -278,7 +279,7 @@ export class FamilyStore {
       this.withDirectory(seg, prefix, id, early, async (held) => {
         const plan = ids ? this.plan(held, mods, ids) : this.planSorted(held, mods);
         await this.fill(held, plan, early);
-        return ids ? this.stager.apply(seg, held, mods, ids, plan) : this.stager.applySorted(seg, held, mods, plan);
+        return ids ? this.stager.apply(seg, held, mods, ids, plan) : this.stager.applySorted(seg, held, mods, plan, sorted);
       }),
     ) as Promise<StagedUpdate>;
     const end = (): void => this.ctx.overlay.endRead(token);

@@ -157,7 +157,8 @@ describe('SegmentEngine over chunked families', () => {
           }
         }
         // Half the batches name their keys in ascending order (the merge path of chunk-merge.ts),
-        // the rest in any order (the map path).
+        // the rest in any order (sorted for the merge by the engine; the map path of chunk-work.ts
+        // when the batch removes a range).
         if (mods.length > 1 && mods[0].type !== 'REMOVE_RANGE' && rand() < 0.5) {
           mods.sort((a, b) => Buffer.compare(a.key!, b.key!));
           sortedBatches++;
@@ -166,8 +167,10 @@ describe('SegmentEngine over chunked families', () => {
           const res = await engine.update({ segmentId: SEG, modifications: mods });
           applyToModel(family, mods, res.sequences);
         } catch (err) {
-          // INSERT of a live key: the whole batch must have been refused.
+          // INSERT of a live key: the whole batch must have been refused, naming the first such
+          // modification in the order sent (whatever order the engine merged the keys in).
           expect((err as { code?: string }).code).toBe('BAD_KEY_VERSION');
+          expect((err as { index?: number }).index).toBe(mods.findIndex((m) => m.type === 'INSERT' && model.live(family, m.key!) !== undefined));
           conflicts++;
         }
       }
@@ -390,6 +393,54 @@ describe('SegmentEngine over chunked families', () => {
     want.set(key(10).toString(), Buffer.from('ten').toString('hex'));
     want.set(key(700).toString(), Buffer.from('end').toString('hex'));
     expect(page.items.map((i) => [i.key.toString(), Buffer.from(i.value).toString('hex')])).toEqual([...want].sort((a, b) => (a[0] < b[0] ? -1 : 1)));
+  });
+
+  it('merges a batch sent in another key order as sent: sequences and the failing condition in that order', async () => {
+    const engine = await engineWithSegment();
+    const key = (n: number): Buffer => Buffer.from(`k${String(n).padStart(4, '0')}`);
+    await engine.update({ segmentId: SEG, modifications: Array.from({ length: 250 }, (_, i) => ({ family: 'f', key: key(i * 2), value: Buffer.alloc(60, i) })) });
+    const attempt = async (mods: ModificationInput[]) =>
+      engine.update({ segmentId: SEG, modifications: mods }).then(
+        () => undefined,
+        (err: { code: string; index: number; message: string }) => [err.code, err.index, err.message.slice(0, 17)],
+      );
+    // Both [0] and [2] fail; in key order [2] (k0010) comes first, in the order sent [0] (k0400) does.
+    expect(
+      await attempt([
+        { family: 'f', key: key(400), condition: { kind: 'NOT_EXISTS' }, value: Buffer.from('z') },
+        { family: 'f', key: key(5), value: Buffer.from('new') },
+        { family: 'f', key: key(10), type: 'INSERT', value: Buffer.from('x') },
+      ]),
+    ).toEqual(['BAD_KEY_VERSION', 0, 'modifications[0]:']);
+    expect(
+      await attempt([
+        { family: 'f', key: key(301), type: 'REMOVE', condition: { kind: 'VERSION', segmentId: SEG, sequence: '1' } },
+        { family: 'f', key: key(4), type: 'INSERT', value: Buffer.from('x') },
+      ]),
+    ).toEqual(['NO_SUCH_KEY', 0, 'modifications[0]:']);
+    const before = await engine.get({ segmentId: SEG, keys: [5, 400].map((n) => ({ family: 'f', key: key(n) })) });
+    expect(before.entries.map((e) => e.found)).toEqual([false, true]);
+    // A passing batch in descending key order across chunks, with removals among the puts.
+    const mods: ModificationInput[] = [
+      { family: 'f', key: key(999), value: Buffer.from('last') },
+      { family: 'f', key: key(401), type: 'REMOVE' },
+      { family: 'f', key: key(300), value: Buffer.from('mid') },
+      { family: 'f', key: key(7), type: 'INSERT', value: Buffer.from('seven') },
+      { family: 'f', key: key(0), type: 'REMOVE' },
+    ];
+    const res = await engine.update({ segmentId: SEG, modifications: mods });
+    expect(res.sequences.map((v) => v !== '')).toEqual([true, false, true, true, false]);
+    const [a, , b, c] = res.sequences.map(Number);
+    // Sequences follow the order sent, one apart, although the keys were merged in ascending order.
+    expect([b - a, c - b]).toEqual([1, 1]);
+    const got = await engine.get({ segmentId: SEG, keys: [999, 401, 300, 7, 0].map((n) => ({ family: 'f', key: key(n) })) });
+    expect(got.entries.map((e) => (e.found ? [Buffer.from(e.value!).toString(), e.sequence] : null))).toEqual([
+      ['last', res.sequences[0]],
+      null,
+      ['mid', res.sequences[2]],
+      ['seven', res.sequences[3]],
+      null,
+    ]);
   });
 
   it('leaves no record of a family whose every key was removed, whichever way it was emptied', async () => {
