@@ -7,20 +7,16 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import * as zlib from 'node:zlib';
-import type { ArchivedRender } from '../../client';
+import { ArchivedRender, timeUuidOf } from '../../client';
 import { repoRoot } from '../peers/peer';
 
 /** Where the shared data is. */
 export const SHARED_DATA = path.resolve(repoRoot(), '..', 'shared', 'data', 'rust-book-revisions.jsonl.gz');
 
-const GREGORIAN_OFFSET_MS = 12_219_292_800_000;
-
 /** A version 1 UUID at `ms` plus `ticks` of 100 ns, its clock sequence and node from `seed`. */
 export function timeUuid(ms: number, ticks: number, seed: string): string {
-  const hex = (BigInt(ms + GREGORIAN_OFFSET_MS) * 10_000n + BigInt(ticks)).toString(16).padStart(15, '0');
-  const h = createHash('sha1').update(seed).digest('hex');
-  const clock = ((parseInt(h.slice(0, 4), 16) & 0x3fff) | 0x8000).toString(16);
-  return `${hex.slice(7, 15)}-${hex.slice(3, 7)}-1${hex.slice(0, 3)}-${clock}-${h.slice(4, 16)}`;
+  const h = createHash('sha1').update(seed).digest();
+  return timeUuidOf(ms + Math.floor(ticks / 10_000), h.readUInt16BE(0) & 0x3fff, h.subarray(2, 8), ticks % 10_000);
 }
 
 /** A render of the benchmark: a text value. */
