@@ -5,7 +5,9 @@
  * LevelDB batch write (chained, as the segment store applies, or `batch(array)`, as the controller
  * writes), removes it and fails, writing nothing. Or to stall writes, as a slow disk would: while
  * the file named by KVT_TEST_HOLD_FILE exists, a durable log write or a chained batch write creates
- * `<that file>.waiting` and waits (so a test can SIGKILL the process with the write not done).
+ * `<that file>.waiting` and waits (so a test can SIGKILL the process with the write not done); a
+ * durable log record (a flush of acknowledged-to-be updates, not the log's growth and not an apply
+ * to LevelDB of earlier ones) also creates `<that file>.record-waiting`.
  * Test-only; the product has no fault hooks.
  */
 'use strict';
@@ -23,26 +25,32 @@ function isDurableLog(fd) {
   }
 }
 /**
- * Runs `decide(go)` before each durable log write (writev for records, write for growth): it calls
- * back `go(err?)` to write (or fail) it.
+ * Runs `decide(go, record)` before each durable log write (writev for records, write for growth): it
+ * calls back `go(err?)` to write (or fail) it; `record` is true for a record.
  */
 function interceptLogWrites(decide) {
   for (const name of ['write', 'writev']) {
     const previous = fs[name];
     fs[name] = function (...args) {
       if (typeof args[0] !== 'number' || !isDurableLog(args[0])) return previous.apply(this, args);
-      decide((err) => {
-        if (err) process.nextTick(args[args.length - 1], err);
-        else previous.apply(this, args);
-      });
+      decide(
+        (err) => {
+          if (err) process.nextTick(args[args.length - 1], err);
+          else previous.apply(this, args);
+        },
+        name === 'writev',
+      );
     };
   }
 }
 
 const hold = process.env.KVT_TEST_HOLD_FILE;
 if (hold) {
-  interceptLogWrites(async (go) => {
-    if (fs.existsSync(hold)) fs.writeFileSync(`${hold}.waiting`, '');
+  interceptLogWrites(async (go, record) => {
+    if (fs.existsSync(hold)) {
+      fs.writeFileSync(`${hold}.waiting`, '');
+      if (record) fs.writeFileSync(`${hold}.record-waiting`, '');
+    }
     while (fs.existsSync(hold)) await new Promise((r) => setTimeout(r, 5));
     go();
   });

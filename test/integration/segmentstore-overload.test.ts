@@ -21,6 +21,8 @@ import { unreadExecuteStream, unreadUnaryCalls } from '../harness/unread-stream'
 const PRELOAD = path.join(REPO_ROOT, 'test', 'harness', 'leveldb-fault-preload.cjs');
 /** Each request carries a 300 KB value: the 1 MiB bound takes three of them (300 KB alone always runs). */
 const VALUE_BYTES = 300_000;
+/** What leveldb-fault-preload.cjs writes beside the hold file: a write stalls; a durable log record stalls. */
+const WAIT_MARKERS = ['.waiting', '.record-waiting'];
 
 describe('a segment store past its in-flight bound (--max-in-flight-mb 1, its disk stalled)', () => {
   let dir: ReturnType<typeof tempDir>;
@@ -50,13 +52,20 @@ describe('a segment store past its in-flight bound (--max-in-flight-mb 1, its di
     dir?.[Symbol.dispose]();
   });
 
-  /** Stalls the disk and starts `first`, resolving once its write waits (with `first` still running). */
+  /**
+   * Stalls the disk and starts `first`, resolving once its write waits (with `first` still running).
+   * It waits for a durable log record, the first update's flush: a LevelDB apply of an earlier test's
+   * writes stalls too and may come first (waiting for any stalled write, this returned before `first`
+   * reached the store one run in three or four, and the next requests were taken instead of refused).
+   * Markers a released waiter wrote late are cleared first.
+   */
   async function stallWith<T>(first: () => Promise<T>): Promise<{ running: Promise<T> }> {
+    for (const marker of WAIT_MARKERS) fs.rmSync(`${hold}${marker}`, { force: true });
     fs.writeFileSync(hold, '');
     const running = first();
     running.catch(() => undefined);
-    for (let i = 0; i < 1_000 && !fs.existsSync(`${hold}.waiting`); i++) await new Promise((r) => setTimeout(r, 10));
-    expect(fs.existsSync(`${hold}.waiting`), 'the store stalls writing the first update').toBe(true);
+    for (let i = 0; i < 1_000 && !fs.existsSync(`${hold}.record-waiting`); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(fs.existsSync(`${hold}.record-waiting`), 'the store stalls writing the first update').toBe(true);
     return { running };
   }
 
@@ -100,7 +109,7 @@ describe('a segment store past its in-flight bound (--max-in-flight-mb 1, its di
 
   function release(): void {
     fs.rmSync(hold);
-    fs.rmSync(`${hold}.waiting`, { force: true });
+    for (const marker of WAIT_MARKERS) fs.rmSync(`${hold}${marker}`, { force: true });
   }
 
   it('refuses unary updates past the bound at once, runs the ones it took once the disk moves, and takes new ones after', async () => {
