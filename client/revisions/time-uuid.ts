@@ -20,17 +20,15 @@ const EXAMPLE = '6ba7b810-9dad-11d1-80b4-00c04fd430c8';
 
 // One definition of a v1 UUID for both layers (the archive keys renders by it too).
 export { isTimeUuid };
-/** {@link isTimeUuid} of a string, as a plain test (its type guard would narrow a failing string to `never`). */
-const matches: (tid: string) => boolean = isTimeUuid;
 
 /**
  * The canonical (lowercase) form of a v1 UUID.
  * @throws InvalidArgumentError naming `field` when it is not a time-based UUID.
  */
 export function checkTimeUuid(tid: unknown, field = 'tid'): string {
+  if (isTimeUuid(tid)) return tid.toLowerCase();
   if (typeof tid !== 'string') throw new InvalidArgumentError(`${field} must be a time-based (version 1) UUID string such as ${EXAMPLE}, got ${tid === null ? 'null' : typeof tid}`);
-  if (!matches(tid)) throw new InvalidArgumentError(`${field} is ${JSON.stringify(tid.length > 64 ? tid.slice(0, 64) + '…' : tid)}; it must be a time-based (version 1) UUID such as ${EXAMPLE}`);
-  return tid.toLowerCase();
+  throw new InvalidArgumentError(`${field} is ${JSON.stringify(tid.length > 64 ? tid.slice(0, 64) + '…' : tid)}; it must be a time-based (version 1) UUID such as ${EXAMPLE}`);
 }
 
 /** The 60-bit timestamp of a canonical v1 UUID, in 100-ns intervals since 1582-10-15. */

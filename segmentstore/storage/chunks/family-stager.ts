@@ -140,7 +140,8 @@ export class FamilyStager {
   /**
    * {@link apply} for modifications with strictly ascending keys and no range removal (see
    * chunk-merge.ts): every touched chunk is merged with its run of modifications, conditions checked
-   * on the way; then sequences are given in modification order and the chunks written.
+   * on the way; then sequences are given in modification order and the chunks written. With `sorted`,
+   * `mods` were sorted from the order sent, which sequences and a failed condition still follow.
    */
   applySorted(seg: SegmentState, dir: FamilyDirectory, mods: readonly CheckedModification[], plan: ChunkPlan, sorted?: KeyOrder): StagedUpdate {
     this.checkWritable(seg, dir);

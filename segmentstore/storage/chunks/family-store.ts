@@ -248,10 +248,10 @@ export class FamilyStore {
    * Checks and stages one update of a keyed family: synchronously when nothing of its segment waits
    * to be staged and its directory and chunks are in memory; else in turn (`serialize`), after
    * reading what is missing. `ids` are the keys' latin1 forms (undefined for range removals; none at
-   * all for strictly ascending keys; `sorted` when those were put in key order from another order). What is missing is read at once, before the update's turn: the
-   * family's first chunk when its directory is not in memory, else the chunks the update touches that
-   * are not (see {@link earlyRecord}), so that the updates of a segment do not each wait in turn for
-   * a read.
+   * all for ascending keys, given as sent or, with `sorted`, sorted from another order). What is
+   * missing is read at once, before the update's turn: the family's first chunk when its directory is
+   * not in memory, else the chunks the update touches that are not (see {@link earlyRecord}), so that
+   * the updates of a segment do not each wait in turn for a read.
    */
   stage(seg: SegmentState, mods: readonly CheckedModification[], ids: readonly (string | undefined)[] | undefined, serialize: Serializer, sorted?: KeyOrder): StagedUpdate | Promise<StagedUpdate> {
     const prefix = familyPrefix(seg.dataPrefix, mods[0].family);
