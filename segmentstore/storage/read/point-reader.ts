@@ -19,7 +19,7 @@ import type { Overlay, OverlayEntry } from '../overlay';
 import type { PageCaps } from './page-caps';
 import type { checkGetKeys } from './read-validation';
 import type { SegmentState } from '../segments/segment-state';
-import type { Snapshot } from './snapshot-view';
+import { readRecords, type Snapshot } from './snapshot-view';
 
 const EMPTY = Buffer.alloc(0);
 /** Keys read from LevelDB at once by a Get: bounds its memory (64 values of at most 1 MiB) before the budget is checked. */
@@ -139,7 +139,7 @@ export class PointReader {
   }
 
   /**
-   * Answers the keys of `slice` from the snapshot: one getMany of the distinct records named (a chunk
+   * Answers the keys of `slice` from the snapshot: one read of the distinct records named (a chunk
    * asked for by several keys is read once), then, for a key whose family's first chunk does not tell
    * (several chunks, the key above its last), a reverse seek for the floor chunk.
    */
@@ -157,7 +157,7 @@ export class PointReader {
       }
       return slot;
     });
-    const records = await this.db.getMany(keys, { snapshot });
+    const records = readRecords(this.db, keys, snapshot);
     const floors: StoredRead[] = [];
     slice.forEach((s, n) => {
       const key = refs[s.index].key;
