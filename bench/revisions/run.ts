@@ -26,6 +26,7 @@ import { startKvtCluster } from '../peers/kvt-cluster';
 import { repoRoot } from '../peers/peer';
 import { LOG_FILE as DURABLE_LOG_FILE } from '../../segmentstore/storage/log/durable-log';
 import { ETCD_TXN_BYTES, ETCD_TXN_OPS, EtcdPages } from './etcd-pages';
+import { startGrpcFloor } from './grpc-floor';
 import { RevisionsBenchResult, writeRevisionsReport } from './report';
 
 /** The whole run must end within this. */
@@ -137,7 +138,12 @@ async function latestRound(peer: PagesPeer, titles: string[], callers: number, m
 }
 
 /** The open-loop mixed load: `rate` operations a second for `ms`, 10% new revisions; getLatest latencies from intended starts. */
-async function mixedLoad(peer: PagesPeer, pages: Map<string, TextRender[]>, rate: number, ms: number): Promise<{ reads: LatencySummary; writes: LatencySummary; late: number }> {
+async function mixedLoad(
+  peer: Pick<PagesPeer, 'put' | 'latest'>,
+  pages: Map<string, TextRender[]>,
+  rate: number,
+  ms: number,
+): Promise<{ reads: LatencySummary; writes: LatencySummary; late: number }> {
   const titles = [...pages.keys()];
   const nextRev = new Map(titles.map((t) => [t, Math.max(...pages.get(t)!.map((r) => r.rev)) + 1_000_000]));
   const reads = newLatencyHistogram();
@@ -167,6 +173,16 @@ async function mixedLoad(peer: PagesPeer, pages: Map<string, TextRender[]>, rate
   }
   await Promise.all(inFlight);
   return { reads: summarize(reads), writes: summarize(writes), late };
+}
+
+/** The UTF-8 size of each page's latest render (highest rev, then tid), by title: what a getLatest answers. */
+function latestSizes(pages: Map<string, TextRender[]>): (title: string) => number {
+  const sizes = new Map<string, number>();
+  for (const [title, history] of pages) {
+    const latest = history.reduce((a, b) => (b.rev > a.rev || (b.rev === a.rev && (b.tid ?? '') > (a.tid ?? '')) ? b : a));
+    sizes.set(title, Buffer.byteLength(latest.value));
+  }
+  return (title) => sizes.get(title) ?? 0;
 }
 
 /** What a store's LevelDB directory holds: sorted tables, LevelDB's own log (the memtable's data), kvt's durable log (a preallocated ring) and the rest. */
@@ -283,10 +299,20 @@ async function main(): Promise<void> {
     for (const p of peers) log(`getLatest ${p.name}: ${getLatest[p.name].perSecond.toFixed(0)}/s at ${s.callers} callers, p99 ${getLatest[p.name].latency.p99Ms} ms`);
 
     const mixed: RevisionsBenchResult['mixed'] = {};
+    let grpcFloor: RevisionsBenchResult['grpcFloor'] | undefined;
     for (const peer of peers) {
       checkDeadline(deadline, 'the mixed load');
       mixed[peer.name] = await mixedLoad(peer, pages, s.rate, s.mixedMs);
       log(`mixed ${peer.name} at ${s.rate}/s: getLatest p99 ${mixed[peer.name].reads.p99Ms} ms, new revision p99 ${mixed[peer.name].writes.p99Ms} ms`);
+      if (peer !== kvt) continue;
+      // Right after kvt's, the same load through a bare grpc-js stream: the floor of its latencies here.
+      const floor = await startGrpcFloor(latestSizes(pages));
+      try {
+        grpcFloor = await mixedLoad(floor, pages, s.rate, s.mixedMs);
+      } finally {
+        await floor.close();
+      }
+      log(`mixed through a bare grpc-js stream at ${s.rate}/s: "getLatest" p99 ${grpcFloor.reads.p99Ms} ms, "new revision" p99 ${grpcFloor.writes.p99Ms} ms`);
     }
 
     for (const v of variants.slice(2)) await importVariant(v);
@@ -310,6 +336,7 @@ async function main(): Promise<void> {
       durableLogBytes: sum((d) => d.durableLog),
       getLatest,
       mixed,
+      grpcFloor: grpcFloor!,
     };
     const results = path.join(repoRoot(), 'bench', 'results');
     fs.mkdirSync(results, { recursive: true });
