@@ -278,17 +278,34 @@ export abstract class AbstractKeyValueTable<K, V, S extends ModificationSink> im
     };
   }
 
-  /** An iterable of the pages from `start`; the table must still be open for each page. */
+  /**
+   * An iterable of the pages from `start`; the table must still be open for each page. A plain
+   * iterator over the pages' own rather than an async generator around them: a generator wrapping
+   * another kept what a page read allocates alive across young collections (a getLatest at 1,000
+   * a second: a full collection every ~0.4 s instead of one in 15 s, p99 14 ms instead of 6.6).
+   */
   private checkedPages<T>(pages: (state: IteratorState) => AsyncIterable<T>, start: IteratorState): AsyncIterable<T> {
     const checkOpen = () => this.checkOpen();
     return {
       // Each iteration starts from the beginning with its own state: iterating the iterable again (or
       // twice at once) gives the same pages, as an AsyncIterable should.
-      async *[Symbol.asyncIterator]() {
-        for await (const page of pages({ ...start })) {
-          checkOpen();
-          yield page;
-        }
+      [Symbol.asyncIterator]: (): AsyncIterator<T> => {
+        const inner = pages({ ...start })[Symbol.asyncIterator]();
+        const finish = async (value?: unknown): Promise<IteratorResult<T>> => (inner.return ? inner.return(value) : { done: true, value: undefined });
+        return {
+          next: async () => {
+            const step = await inner.next();
+            if (step.done) return step;
+            try {
+              checkOpen();
+            } catch (err) {
+              await finish();
+              throw err;
+            }
+            return step;
+          },
+          return: finish,
+        };
       },
     };
   }
