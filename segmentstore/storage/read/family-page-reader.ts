@@ -28,7 +28,7 @@ import { emptyBetween, FamilyPageWalk, readFamilyPage } from './chunk-reader';
 import { allDurable } from './point-reader';
 import type { FamilyPageSink, PageShape, PageSinkFactory } from './page-sink';
 import type { CheckedIterate } from './read-validation';
-import { readRecords, SnapshotView, type Snapshot } from './snapshot-view';
+import { SnapshotView, type Snapshot } from './snapshot-view';
 
 /** Chunks a page locates at least (a page of few items over chunks of expired entries). */
 const PAGE_CHUNKS = 64;
@@ -74,7 +74,7 @@ export class FamilyPageReader {
     if ('headOf' in where) {
       const snapshot = this.db.snapshot();
       try {
-        const [head] = readRecords(this.db, [where.headOf], snapshot);
+        const [head] = await this.db.getMany([where.headOf], { snapshot });
         if (head === undefined) return { page: sink.finish(true), waitFor };
         if (isSoleChunk(head)) {
           visit(where.headOf, head);
@@ -92,7 +92,7 @@ export class FamilyPageReader {
     try {
       for (let from = 0; from < chunks.length; from += READ_SLICE) {
         const slice = chunks.slice(from, from + READ_SLICE);
-        const records = this.records(slice, snapshot);
+        const records = await this.records(slice, snapshot);
         for (let i = 0; i < slice.length; i++) {
           if (slice[i].staged) waitFor.add(slice[i].staged!);
           const record = records[i];
@@ -107,15 +107,14 @@ export class FamilyPageReader {
   }
 
   /** The records of `slice`, from memory or the snapshot (undefined: none). */
-  private records(slice: readonly PageChunk[], snapshot: Snapshot | undefined): (Buffer | undefined)[] {
+  private async records(slice: readonly PageChunk[], snapshot: Snapshot | undefined): Promise<(Buffer | undefined)[]> {
     const out = slice.map((c) => c.record);
     const missing: number[] = [];
     for (let i = 0; i < slice.length; i++) if (out[i] === undefined && !slice[i].absent) missing.push(i);
     if (missing.length === 0) return out;
-    const read = readRecords(
-      this.db,
+    const read = await this.db.getMany(
       missing.map((i) => slice[i].key),
-      snapshot,
+      { snapshot },
     );
     missing.forEach((i, n) => (out[i] = read[n]));
     return out;
