@@ -45,14 +45,9 @@ LOG_DIR="$HOME_DIR/logs"
 TRIGGERS_DIR="$HOME_DIR/triggers"
 PID_FILE="$HOME_DIR/cassandra.pid"
 
-die() {
-  echo "cassandra.sh: $*" >&2
-  exit 1
-}
-
-java_bin() {
-  if [[ -n "${JAVA_HOME:-}" && -x "$JAVA_HOME/bin/java" ]]; then echo "$JAVA_HOME/bin/java"; else command -v java || true; fi
-}
+SERVER=cassandra
+# die, java_bin, check_java, running_pid, port_in_use, lock, wait_until_ready, stop_server.
+source "$ROOT/scripts/jvm-server.lib.sh"
 
 # True when a CQL server answers an OPTIONS request (native protocol v4) with SUPPORTED on 127.0.0.1:$CQL_PORT.
 cql_answers() {
@@ -61,17 +56,10 @@ cql_answers() {
   [[ "$(echo $reply)" == "84 00 00 00 06" ]]
 }
 
-# The pid of the Cassandra this script started, if it is alive.
-running_pid() {
-  [[ -s "$PID_FILE" ]] || return 1
-  local pid
-  pid="$(cat "$PID_FILE")"
-  kill -0 "$pid" 2>/dev/null || return 1
-  echo "$pid"
-}
+ready() { cql_answers; }
 
-port_in_use() {
-  timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null
+startup_error() {
+  echo "$(grep -m1 -E 'ERROR|Exception|Error:' "$LOG_DIR/stdout.log" || tail -1 "$LOG_DIR/stdout.log") (log: $LOG_DIR/stdout.log)"
 }
 
 # Resolves cassandra-all and its runtime dependencies into $HOME_DIR/m2 (once) and writes their classpath.
@@ -141,46 +129,11 @@ $cp
 EOF
 }
 
-check_java() {
-  local java version
-  java="$(java_bin)"
-  [[ -n "$java" ]] || die "no java found (set JAVA_HOME or put Java 17 on PATH)"
-  # Read whole, then cut (a `| head -1` under pipefail can die of SIGPIPE).
-  version="$("$java" -version 2>&1)"
-  version="$(sed -nE '1s/.*version "([0-9]+).*/\1/p' <<<"$version")"
-  [[ "$version" == "11" || "$version" == "17" ]] || die "Cassandra 5.0 runs on Java 11 or 17; $java is Java $version (set JAVA_HOME)"
-  echo "$java"
-}
-
-# Waits until CQL answers while `pid` lives, within the start timeout.
-wait_for_cql() {
-  local pid="$1" started="$2"
-  until cql_answers; do
-    if ! kill -0 "$pid" 2>/dev/null; then
-      rm -f "$PID_FILE"
-      die "Cassandra exited while starting: $(grep -m1 -E 'ERROR|Exception|Error:' "$LOG_DIR/stdout.log" || tail -1 "$LOG_DIR/stdout.log") (log: $LOG_DIR/stdout.log)"
-    fi
-    if ((SECONDS - started > START_TIMEOUT_S)); then
-      kill -9 "$pid" 2>/dev/null || true
-      rm -f "$PID_FILE"
-      die "CQL did not answer on 127.0.0.1:$CQL_PORT within ${START_TIMEOUT_S}s; Cassandra stopped (log: $LOG_DIR/system.log)"
-    fi
-    sleep 0.5
-  done
-}
-
-# One start or stop at a time (a second caller waits for the first).
-lock() {
-  mkdir -p "$HOME_DIR"
-  exec 9>"$HOME_DIR/lock"
-  flock 9
-}
-
 start() {
   lock
   local pid
   if pid="$(running_pid)"; then
-    wait_for_cql "$pid" "$SECONDS"
+    wait_until_ready "$pid" "$SECONDS" "CQL did not answer on 127.0.0.1:$CQL_PORT"
     echo "cassandra: already running (pid $pid), CQL on 127.0.0.1:$CQL_PORT"
     return 0
   fi
@@ -192,7 +145,7 @@ start() {
     port_in_use "$port" && die "port $port on 127.0.0.1 is taken by another process (set KVT_CASSANDRA_PORT / _STORAGE_PORT / _JMX_PORT)"
   done
   local java
-  java="$(check_java)"
+  java="$(check_java "Cassandra 5.0")"
   fetch
   write_config
   local options=()
@@ -203,32 +156,11 @@ start() {
   setsid nohup "$java" "${options[@]}" org.apache.cassandra.service.CassandraDaemon >"$LOG_DIR/stdout.log" 2>&1 </dev/null 9>&- &
   pid=$!
   echo "$pid" >"$PID_FILE"
-  wait_for_cql "$pid" "$started"
+  wait_until_ready "$pid" "$started" "CQL did not answer on 127.0.0.1:$CQL_PORT"
   echo "cassandra: running (pid $pid), CQL on 127.0.0.1:$CQL_PORT, commitlog_sync $COMMITLOG_SYNC, answered after $((SECONDS - started))s"
 }
 
-stop() {
-  lock
-  local pid
-  if ! pid="$(running_pid)"; then
-    rm -f "$PID_FILE"
-    echo "cassandra: not running"
-    return 0
-  fi
-  kill -TERM "$pid"
-  local waited=0
-  while kill -0 "$pid" 2>/dev/null; do
-    if ((waited >= 600)); then
-      kill -9 "$pid" 2>/dev/null || true
-      echo "cassandra: did not stop within 60s after SIGTERM; killed (pid $pid)" >&2
-      break
-    fi
-    sleep 0.1
-    waited=$((waited + 1))
-  done
-  rm -f "$PID_FILE"
-  echo "cassandra: stopped (pid $pid)"
-}
+stop() { stop_server 60; }
 
 status() {
   local pid
@@ -251,7 +183,7 @@ status() {
 nodetool() {
   [[ -s "$CLASSPATH_FILE" ]] || die "Cassandra has not been obtained yet (run: scripts/cassandra.sh start)"
   local java
-  java="$(check_java)"
+  java="$(check_java "Cassandra 5.0")"
   # The tools need the daemon's module flags too (the --add-exports/--add-opens lines).
   local jpms=()
   mapfile -t jpms < <(grep -E '^--add-' "$TEMPLATES/jvm17-server.options" | sed -E 's/^(--add-[a-z]+) +/\1\n/')

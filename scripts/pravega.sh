@@ -39,25 +39,9 @@ LOG_DIR="$HOME_DIR/logs"
 PID_FILE="$HOME_DIR/pravega.pid"
 READY_LINE="Pravega Sandbox is running locally now"
 
-die() {
-  echo "pravega.sh: $*" >&2
-  exit 1
-}
-
-java_bin() {
-  if [[ -n "${JAVA_HOME:-}" && -x "$JAVA_HOME/bin/java" ]]; then echo "$JAVA_HOME/bin/java"; else command -v java || true; fi
-}
-
-check_java() {
-  local java version
-  java="$(java_bin)"
-  [[ -n "$java" ]] || die "no java found (set JAVA_HOME or put Java 17 on PATH)"
-  # Read whole, then cut (a `| head -1` under pipefail can die of SIGPIPE).
-  version="$("$java" -version 2>&1)"
-  version="$(sed -nE '1s/.*version "([0-9]+).*/\1/p' <<<"$version")"
-  [[ "$version" == "11" || "$version" == "17" ]] || die "Pravega 0.13 runs on Java 11 or 17; $java is Java $version (set JAVA_HOME)"
-  echo "$java"
-}
+SERVER=pravega
+# die, java_bin, check_java, running_pid, port_in_use, lock, wait_until_ready, stop_server.
+source "$ROOT/scripts/jvm-server.lib.sh"
 
 need_maven() {
   command -v mvn >/dev/null || die "Maven (mvn) is needed to obtain Pravega from Maven Central; install it (apt-get install maven)"
@@ -126,53 +110,21 @@ EOF
 EOF
 }
 
-# The pid of the Pravega this script started, if it is alive.
-running_pid() {
-  [[ -s "$PID_FILE" ]] || return 1
-  local pid
-  pid="$(cat "$PID_FILE")"
-  kill -0 "$pid" 2>/dev/null || return 1
-  echo "$pid"
-}
-
-port_in_use() {
-  timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null
-}
-
 # Ready: the emulator logged that it runs (controller, segment store and its container are up) and the
 # controller's port accepts connections.
 ready() {
   grep -q "$READY_LINE" "$LOG_DIR/standalone.log" 2>/dev/null && port_in_use "$CONTROLLER_PORT"
 }
 
-wait_until_ready() {
-  local pid="$1" started="$2"
-  until ready; do
-    if ! kill -0 "$pid" 2>/dev/null; then
-      rm -f "$PID_FILE"
-      die "Pravega exited while starting: $(grep -m1 -E 'ERROR|Exception|Error:' "$LOG_DIR/stdout.log" "$LOG_DIR/standalone.log" 2>/dev/null || tail -1 "$LOG_DIR/stdout.log") (logs: $LOG_DIR)"
-    fi
-    if ((SECONDS - started > START_TIMEOUT_S)); then
-      kill -9 "$pid" 2>/dev/null || true
-      rm -f "$PID_FILE"
-      die "Pravega's controller did not serve on 127.0.0.1:$CONTROLLER_PORT within ${START_TIMEOUT_S}s; Pravega stopped (logs: $LOG_DIR)"
-    fi
-    sleep 0.5
-  done
-}
-
-# One start or stop at a time (a second caller waits for the first).
-lock() {
-  mkdir -p "$HOME_DIR"
-  exec 9>"$HOME_DIR/lock"
-  flock 9
+startup_error() {
+  echo "$(grep -m1 -E 'ERROR|Exception|Error:' "$LOG_DIR/stdout.log" "$LOG_DIR/standalone.log" 2>/dev/null || tail -1 "$LOG_DIR/stdout.log") (logs: $LOG_DIR)"
 }
 
 start() {
   lock
   local pid
   if pid="$(running_pid)"; then
-    wait_until_ready "$pid" "$SECONDS"
+    wait_until_ready "$pid" "$SECONDS" "Pravega's controller did not serve on 127.0.0.1:$CONTROLLER_PORT"
     echo "pravega: already running (pid $pid), controller on tcp://127.0.0.1:$CONTROLLER_PORT"
     return 0
   fi
@@ -180,7 +132,7 @@ start() {
     port_in_use "$port" && die "port $port on 127.0.0.1 is taken by another process (set KVT_PRAVEGA_ZK_PORT / _CONTROLLER_PORT / _SEGMENTSTORE_PORT)"
   done
   local java
-  java="$(check_java)"
+  java="$(check_java "Pravega 0.13")"
   fetch_server
   write_config
   rm -f "$LOG_DIR/standalone.log"
@@ -195,32 +147,11 @@ start() {
     -cp "$(cat "$SERVER_CLASSPATH")" io.pravega.local.LocalPravegaEmulator >"$LOG_DIR/stdout.log" 2>&1 </dev/null 9>&-) &
   pid=$!
   echo "$pid" >"$PID_FILE"
-  wait_until_ready "$pid" "$started"
+  wait_until_ready "$pid" "$started" "Pravega's controller did not serve on 127.0.0.1:$CONTROLLER_PORT"
   echo "pravega: running (pid $pid), controller on tcp://127.0.0.1:$CONTROLLER_PORT, in memory (not durable), answered after $((SECONDS - started))s"
 }
 
-stop() {
-  lock
-  local pid
-  if ! pid="$(running_pid)"; then
-    rm -f "$PID_FILE"
-    echo "pravega: not running"
-    return 0
-  fi
-  kill -TERM "$pid"
-  local waited=0
-  while kill -0 "$pid" 2>/dev/null; do
-    if ((waited >= 300)); then
-      kill -9 "$pid" 2>/dev/null || true
-      echo "pravega: did not stop within 30s after SIGTERM; killed (pid $pid)" >&2
-      break
-    fi
-    sleep 0.1
-    waited=$((waited + 1))
-  done
-  rm -f "$PID_FILE"
-  echo "pravega: stopped (pid $pid)"
-}
+stop() { stop_server 30; }
 
 status() {
   local pid
