@@ -3,9 +3,9 @@
  * segment stores, one table of byte keys and values per case; the crash case runs `kvt archive
  * append` in a child process and kills it, the restart case restarts both segment stores.
  */
-import { KeyValueTableFactory, KeyValueTableManager, KvtArchiveStore, Serializers } from '../../client';
+import { KvtArchiveStore, Serializers } from '../../client';
 import { blockKey } from '../../client/archive/kvt-archive-keys';
-import { TestCluster } from '../harness/process';
+import { startClusterTables } from '../harness/cluster-tables';
 import { archiveConformance } from '../suites/archive-conformance';
 import { ArchiveTarget, damageBytes } from '../suites/archive-context';
 
@@ -13,25 +13,11 @@ const SCOPE = 'archive';
 const BYTES = { keySerializer: Serializers.bytes, valueSerializer: Serializers.bytes };
 
 async function clusterTarget(): Promise<ArchiveTarget> {
-  const cluster = await TestCluster.start({ stores: 2, stableStorePorts: true });
-  const manager = new KeyValueTableManager({ controller: cluster.controllerAddress });
-  const factory = KeyValueTableFactory.withScope(SCOPE, { controller: cluster.controllerAddress });
-  const dispose = async () => {
-    await factory.close();
-    await manager.close();
-    await cluster[Symbol.asyncDispose]();
-  };
-  try {
-    await manager.createScope(SCOPE);
-  } catch (err) {
-    await dispose();
-    throw err;
-  }
-  let tables = 0;
+  const tables = await startClusterTables(SCOPE, 4, 'a', { stableStorePorts: true });
+  const { cluster, factory } = tables;
   return {
     async space() {
-      const name = `a${++tables}`;
-      await manager.createKeyValueTable(SCOPE, name, { partitionCount: 4 });
+      const name = await tables.newTable();
       const raw = factory.forKeyValueTable(name, BYTES);
       return {
         open: (options) => new KvtArchiveStore(factory.forKeyValueTable(name, BYTES), options),
@@ -50,7 +36,7 @@ async function clusterTarget(): Promise<ArchiveTarget> {
         await cluster.restartStore(i, port);
       }
     },
-    dispose,
+    dispose: () => tables.dispose(),
   };
 }
 

@@ -3,8 +3,8 @@
  * fresh table of 4 partitions. (test/unit/documents/document-store.test.ts runs the same suite on the
  * in-memory table.)
  */
-import { KeyValueTableFactory, KeyValueTableManager, Serializers } from '../../client';
-import { TestCluster } from '../harness/process';
+import { Serializers } from '../../client';
+import { startClusterTables } from '../harness/cluster-tables';
 import { documentsConformance } from '../suites/documents-conformance';
 import type { DocumentsTarget } from '../suites/documents-context';
 
@@ -12,31 +12,13 @@ const SCOPE = 'documents';
 const PARTITIONS = 4;
 
 async function clusterTarget(): Promise<DocumentsTarget> {
-  const cluster = await TestCluster.start({ stores: 2 });
-  const manager = new KeyValueTableManager({ controller: cluster.controllerAddress });
-  const factory = KeyValueTableFactory.withScope(SCOPE, { controller: cluster.controllerAddress });
-  const dispose = async () => {
-    await factory.close();
-    await manager.close();
-    await cluster[Symbol.asyncDispose]();
-  };
-  try {
-    await manager.createScope(SCOPE);
-  } catch (err) {
-    await dispose();
-    throw err;
-  }
-  let tables = 0;
+  const tables = await startClusterTables(SCOPE, PARTITIONS, 'docs');
   return {
     partitionCount: PARTITIONS,
     // The gRPC table does not expose its partition count: the store is told it.
     storeOptions: { partitionCount: PARTITIONS },
-    async table() {
-      const name = `docs${++tables}`;
-      await manager.createKeyValueTable(SCOPE, name, { partitionCount: PARTITIONS });
-      return factory.forKeyValueTable(name, { keySerializer: Serializers.bytes, valueSerializer: Serializers.bytes });
-    },
-    dispose,
+    table: () => tables.create({ keySerializer: Serializers.bytes, valueSerializer: Serializers.bytes }),
+    dispose: () => tables.dispose(),
   };
 }
 

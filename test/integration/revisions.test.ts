@@ -3,37 +3,19 @@
  * fresh table of 4 partitions. (test/unit/revisions/page-revision-store.test.ts runs the same suite
  * on the in-memory table.)
  */
-import { KeyValueTableFactory, KeyValueTableManager, Serializers } from '../../client';
-import { TestCluster } from '../harness/process';
+import { Serializers } from '../../client';
+import { startClusterTables } from '../harness/cluster-tables';
 import { revisionsConformance } from '../suites/revisions-conformance';
 import type { RevisionsTarget } from '../suites/revisions-context';
 
 const SCOPE = 'revisions';
 
 async function clusterTarget(): Promise<RevisionsTarget> {
-  const cluster = await TestCluster.start({ stores: 2 });
-  const manager = new KeyValueTableManager({ controller: cluster.controllerAddress });
-  const factory = KeyValueTableFactory.withScope(SCOPE, { controller: cluster.controllerAddress });
-  const dispose = async () => {
-    await factory.close();
-    await manager.close();
-    await cluster[Symbol.asyncDispose]();
-  };
-  try {
-    await manager.createScope(SCOPE);
-  } catch (err) {
-    await dispose();
-    throw err;
-  }
-  let tables = 0;
+  const tables = await startClusterTables(SCOPE, 4, 'pages');
   return {
     cluster: true,
-    async table() {
-      const name = `pages${++tables}`;
-      await manager.createKeyValueTable(SCOPE, name, { partitionCount: 4 });
-      return factory.forKeyValueTable(name, { keySerializer: Serializers.bytes, valueSerializer: Serializers.bytes });
-    },
-    dispose,
+    table: () => tables.create({ keySerializer: Serializers.bytes, valueSerializer: Serializers.bytes }),
+    dispose: () => tables.dispose(),
   };
 }
 
