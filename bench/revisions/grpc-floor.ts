@@ -51,22 +51,29 @@ export async function startGrpcFloor(latestBytes: (title: string) => number): Pr
   const Client = grpc.makeGenericClientConstructor(SERVICE, 'Floor');
   const client = new Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
   const stream = (client as unknown as { Echo(): grpc.ClientDuplexStream<Buffer, Buffer> }).Echo();
-  const waiting = new Map<number, (answer: Buffer) => void>();
+  const waiting = new Map<number, { resolve: (answer: Buffer) => void; reject: (err: Error) => void }>();
   let nextId = 0;
+  let broken: Error | undefined;
   stream.on('data', (answer: Buffer) => {
     const id = answer.readUInt32BE(0);
-    const done = waiting.get(id);
+    const pending = waiting.get(id);
     waiting.delete(id);
-    done?.(answer);
+    pending?.resolve(answer);
   });
-  stream.on('error', () => undefined);
+  // A broken stream fails every call waiting on it and every later one, rather than leaving the load hanging.
+  stream.on('error', (err: Error) => {
+    broken = err;
+    for (const pending of waiting.values()) pending.reject(err);
+    waiting.clear();
+  });
   const call = (size: number, body?: Buffer): Promise<Buffer> =>
-    new Promise((resolve) => {
+    new Promise((resolve, reject) => {
+      if (broken) return reject(broken);
       const id = nextId++ >>> 0;
       const head = Buffer.allocUnsafe(8);
       head.writeUInt32BE(id, 0);
       head.writeUInt32BE(size, 4);
-      waiting.set(id, resolve);
+      waiting.set(id, { resolve, reject });
       stream.write(body ? Buffer.concat([head, body]) : head);
     });
   return {
