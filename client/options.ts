@@ -45,7 +45,7 @@ export interface ClientOptions {
 
 /** Options of {@link KeyValueTableFactory}. */
 export interface KeyValueTableFactoryOptions extends ClientOptions {
-  /** Batching of concurrent operations per segment store. @default { maxInFlight: 2, maxSubRequests: 512, maxBytes: 16 MiB, splitBytes: 32 KiB, streams: true } */
+  /** Batching of concurrent operations per segment store. Reads (gets, iterator pages) and updates coalesce apart, each with `maxInFlight` calls. @default { maxInFlight: 2, maxSubRequests: 512, maxBytes: 16 MiB, splitBytes: 32 KiB, streams: true } */
   coalescing: CoalescerOptions;
 }
 

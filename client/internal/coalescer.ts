@@ -7,6 +7,13 @@
  * calls (see `splitBytes`). Single-segment Gets queued together are merged into one multi-key Get
  * sub-request; a Get the store answered for its first keys only (its answers hold at most 32 MiB of
  * keys and values, see GetResponse) asks again for the rest, so callers always get every entry.
+ *
+ * Reads and updates coalesce apart, each in its own lane of a store (its own queue and its own
+ * `maxInFlight` calls): an update's answer waits for its group commit's disk sync (several ms, tens
+ * under load), and a get or iterator page that shared its call, or queued behind update calls filling
+ * the store's calls in flight, waited as long. With 10% updates among 1,000 page reads a second (bench
+ * revisions' mixed load) that raised the reads' p99 from 12 to 30 ms. Both lanes travel on the same
+ * stream; operations started concurrently have no order between them, so nothing else changes.
  */
 import * as grpc from '@grpc/grpc-js';
 import { MAX_GET_KEYS, MAX_MESSAGE_BYTES } from '../../proto/limits';
@@ -20,7 +27,7 @@ import type { ClientExecuteResponse as ExecuteResponse, ClientSubResponse as Sub
 
 /** Tuning of the coalescer. */
 export interface CoalescerOptions {
-  /** Execute calls per store in flight before requests queue up. @default 2 */
+  /** Execute calls in flight per store and lane (reads, updates) before requests queue up. @default 2 */
   maxInFlight: number;
   /** Sub-requests in one Execute call. @default 512 */
   maxSubRequests: number;
@@ -115,6 +122,9 @@ export interface Slot {
   offsets: number[] | undefined;
 }
 
+/** Which operations a queue carries: reads (gets, iterator pages) never share a call with updates. */
+type Lane = 'read' | 'update';
+
 interface StoreQueue {
   address: string;
   queue: Pending[];
@@ -130,7 +140,8 @@ interface StoreQueue {
 export class Coalescer {
   /** Counters for tests and benchmarks: Execute calls, wire sub-requests, operations carried. */
   readonly stats = { calls: 0, subRequests: 0, operations: 0 };
-  private readonly stores = new Map<string, StoreQueue>();
+  /** The queues of each store address: its reads' and its updates'. */
+  private readonly stores = new Map<string, Record<Lane, StoreQueue>>();
   /** Fails requests at their own deadline, queued or in flight; runs only while some are. */
   private sweeper: NodeJS.Timeout | undefined;
   /** The streams Execute calls travel on (undefined with `streams: false`); iterators use them too. */
@@ -173,12 +184,13 @@ export class Coalescer {
     if (this.closed) return Promise.reject(new ObjectClosedError('the client was closed'));
     const bytes = subRequestBytes(sub);
     if (bytes > MAX_EXECUTE_BYTES) return Promise.reject(tooLarge(bytes));
-    let q = this.stores.get(address);
-    if (!q) {
-      q = { address, queue: [], sending: [], bytes: 0, inFlight: 0, scheduled: false };
-      this.stores.set(address, q);
+    let lanes = this.stores.get(address);
+    if (!lanes) {
+      const lane = (): StoreQueue => ({ address, queue: [], sending: [], bytes: 0, inFlight: 0, scheduled: false });
+      lanes = { read: lane(), update: lane() };
+      this.stores.set(address, lanes);
     }
-    const queue = q;
+    const queue = sub.update ? lanes.update : lanes.read;
     return new Promise<SubResponse>((resolve, reject) => {
       queue.queue.push({ sub, bytes, deadline, resolve, reject, expired: false });
       queue.bytes += bytes;
@@ -195,7 +207,7 @@ export class Coalescer {
   private sweep(): void {
     const now = Date.now();
     let waiting = 0;
-    for (const q of this.stores.values()) {
+    for (const q of this.queues()) {
       if (q.queue.some((p) => p.deadline <= now)) {
         const kept: Pending[] = [];
         for (const p of q.queue) {
@@ -229,9 +241,16 @@ export class Coalescer {
     if (this.sweeper) clearInterval(this.sweeper);
     this.sweeper = undefined;
     this.streams?.close();
-    for (const q of this.stores.values()) {
+    for (const q of this.queues()) {
       q.bytes = 0;
       for (const p of q.queue.splice(0)) p.reject(new ObjectClosedError('the client was closed'));
+    }
+  }
+
+  private *queues(): IterableIterator<StoreQueue> {
+    for (const lanes of this.stores.values()) {
+      yield lanes.read;
+      yield lanes.update;
     }
   }
 

@@ -7,7 +7,6 @@
  * what was taken runs once the disk moves again, and the bound is given back. Answers a client does not
  * read count too, until they are sent or the client goes away.
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type * as grpc from '@grpc/grpc-js';
 import { status as grpcStatus } from '@grpc/grpc-js';
@@ -15,30 +14,25 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyValueTableFactory, KeyValueTableManager, OverloadedError, Serializers, UnavailableError } from '../../client';
 import { ERROR_CODE_TRAILER } from '../../proto/error-codes';
 import { fetchRouting, rawCall, rawClient } from '../harness/oracle';
-import { KvtProcess, REPO_ROOT, startController, startSegmentStore, tempDir } from '../harness/process';
+import { DiskStall } from '../harness/disk-stall';
+import { KvtProcess, startController, startSegmentStore, tempDir } from '../harness/process';
 import { unreadExecuteStream, unreadUnaryCalls } from '../harness/unread-stream';
 
-const PRELOAD = path.join(REPO_ROOT, 'test', 'harness', 'leveldb-fault-preload.cjs');
 /** Each request carries a 300 KB value: the 1 MiB bound takes three of them (300 KB alone always runs). */
 const VALUE_BYTES = 300_000;
-/** What leveldb-fault-preload.cjs writes beside the hold file: a write stalls; a durable log record stalls. */
-const WAIT_MARKERS = ['.waiting', '.record-waiting'];
 
 describe('a segment store past its in-flight bound (--max-in-flight-mb 1, its disk stalled)', () => {
   let dir: ReturnType<typeof tempDir>;
   let controller: KvtProcess;
   let store: KvtProcess;
-  let hold: string;
+  let disk: DiskStall;
   let segmentId: string;
 
   beforeAll(async () => {
     dir = tempDir('kvt-overload-');
-    hold = path.join(dir.path, 'hold');
+    disk = new DiskStall(path.join(dir.path, 'hold'));
     controller = await startController(path.join(dir.path, 'controller'));
-    store = await startSegmentStore(path.join(dir.path, 'store'), controller.address, ['--max-in-flight-mb', '1'], {
-      NODE_OPTIONS: `--require ${PRELOAD}`,
-      KVT_TEST_HOLD_FILE: hold,
-    });
+    store = await startSegmentStore(path.join(dir.path, 'store'), controller.address, ['--max-in-flight-mb', '1'], disk.env());
     await store.waitForLog('registered with controller');
     await using manager = new KeyValueTableManager({ controller: controller.address });
     await manager.createScope('o');
@@ -46,28 +40,11 @@ describe('a segment store past its in-flight bound (--max-in-flight-mb 1, its di
     segmentId = (await fetchRouting(controller.address, 'o', 't')).partitions[0].segmentId;
   });
   afterAll(async () => {
-    fs.rmSync(hold, { force: true });
+    disk?.release();
     await store?.stop();
     await controller?.stop();
     dir?.[Symbol.dispose]();
   });
-
-  /**
-   * Stalls the disk and starts `first`, resolving once its write waits (with `first` still running).
-   * It waits for a durable log record, the first update's flush: a LevelDB apply of an earlier test's
-   * writes stalls too and may come first (waiting for any stalled write, this returned before `first`
-   * reached the store one run in three or four, and the next requests were taken instead of refused).
-   * Markers a released waiter wrote late are cleared first.
-   */
-  async function stallWith<T>(first: () => Promise<T>): Promise<{ running: Promise<T> }> {
-    for (const marker of WAIT_MARKERS) fs.rmSync(`${hold}${marker}`, { force: true });
-    fs.writeFileSync(hold, '');
-    const running = first();
-    running.catch(() => undefined);
-    for (let i = 0; i < 1_000 && !fs.existsSync(`${hold}.record-waiting`); i++) await new Promise((r) => setTimeout(r, 10));
-    expect(fs.existsSync(`${hold}.record-waiting`), 'the store stalls writing the first update').toBe(true);
-    return { running };
-  }
 
   /** A unary Update putting a VALUE_BYTES value under `key` of family `u`. */
   function unaryPut(client: ReturnType<typeof rawClient>, key: string): Promise<unknown> {
@@ -107,16 +84,11 @@ describe('a segment store past its in-flight bound (--max-in-flight-mb 1, its di
     return seen;
   }
 
-  function release(): void {
-    fs.rmSync(hold);
-    for (const marker of WAIT_MARKERS) fs.rmSync(`${hold}${marker}`, { force: true });
-  }
-
   it('refuses unary updates past the bound at once, runs the ones it took once the disk moves, and takes new ones after', async () => {
     const client = rawClient('SegmentStore', store.address);
     const put = (key: string) => unaryPut(client, key);
     try {
-      const { running: first } = await stallWith(() => put('k0'));
+      const { running: first } = await disk.stallWith(() => put('k0'));
       const rest = Array.from({ length: 9 }, (_, i) => put(`k${i + 1}`));
       const settled = rest.map((p) =>
         p.then(
@@ -134,7 +106,7 @@ describe('a segment store past its in-flight bound (--max-in-flight-mb 1, its di
           /^segment store is overloaded: requests of 0\.86 MiB are in flight and this Update call of 0\.29 MiB would pass the limit of 1 MiB \(--max-in-flight-mb\); it was not run, try again$/,
         );
       }
-      release();
+      disk.release();
       await first;
       expect(await Promise.all(settled.slice(0, 2))).toEqual(['ok', 'ok']);
       // What was refused was never written; what was taken was.
@@ -154,7 +126,7 @@ describe('a segment store past its in-flight bound (--max-in-flight-mb 1, its di
     await using factory = KeyValueTableFactory.withScope('o', { controller: controller.address, retry: { maxRetries: 0, initialBackoffMs: 10, maxBackoffMs: 10 } });
     const table = factory.forKeyValueTable('t', { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 });
     const value = (key: string) => key.repeat(VALUE_BYTES / key.length);
-    const { running: first } = await stallWith(() => table.put('s', 'a0', value('a0')));
+    const { running: first } = await disk.stallWith(() => table.put('s', 'a0', value('a0')));
     // Queued behind the stalled call, these travel as one Execute message of ~3 MB: refused whole.
     const rest = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
@@ -171,7 +143,7 @@ describe('a segment store past its in-flight bound (--max-in-flight-mb 1, its di
       expect((err as Error).message).toContain('segment store is overloaded');
       expect((err as Error).message).toContain('Execute message');
     }
-    release();
+    disk.release();
     await first;
     expect((await table.getAll('s', ['a0', 'b0', 'b9'])).map((e) => e?.value.length ?? null)).toEqual([VALUE_BYTES, null, null]);
     await table.putAll('s', [
@@ -184,7 +156,7 @@ describe('a segment store past its in-flight bound (--max-in-flight-mb 1, its di
   it("stops counting a broken stream's messages when its client goes away, so the bound is not lost", async () => {
     const factory = KeyValueTableFactory.withScope('o', { controller: controller.address, retry: { maxRetries: 0, initialBackoffMs: 10, maxBackoffMs: 10 } });
     const table = factory.forKeyValueTable('t', { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 });
-    const { running: gone } = await stallWith(() => table.put('g', 'gone', 'g'.repeat(VALUE_BYTES)));
+    const { running: gone } = await disk.stallWith(() => table.put('g', 'gone', 'g'.repeat(VALUE_BYTES)));
     await factory.close();
     await expect(gone).rejects.toThrow();
     // The disk still stalls and the gone put still waits in it, but its stream holds nothing any more:
@@ -193,7 +165,7 @@ describe('a segment store past its in-flight bound (--max-in-flight-mb 1, its di
     try {
       const calls = outcomes(['g1', 'g2', 'g3', 'g4'].map((key) => unaryPut(client, key)));
       expect(await calls[3]).toBe('refused');
-      release();
+      disk.release();
       expect(await Promise.all(calls)).toEqual(['ok', 'ok', 'ok', 'refused']);
     } finally {
       client.close();
@@ -269,7 +241,7 @@ describe('a segment store past its in-flight bound (--max-in-flight-mb 1, its di
     });
     const table = factory.forKeyValueTable('t', { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 });
     await table.put('r', 'warm', 'x'); // routing cached
-    const { running: first } = await stallWith(() => table.put('r', 'a', 'a'.repeat(VALUE_BYTES)));
+    const { running: first } = await disk.stallWith(() => table.put('r', 'a', 'a'.repeat(VALUE_BYTES)));
     await controller.kill('SIGKILL');
     // Each attempt is refused OVERLOADED; before, every retry went to the (dead) controller for routing
     // first and the caller got the controller's unavailability, at its deadline.
@@ -287,7 +259,7 @@ describe('a segment store past its in-flight bound (--max-in-flight-mb 1, its di
     expect((err as Error).message).toContain('segment store is overloaded');
     expect([(err as OverloadedError).code, (err as OverloadedError).maybeApplied]).toEqual(['OVERLOADED', false]);
     expect(Date.now() - started, 'three retries with 40 ms backoffs, not the 20 s deadline').toBeLessThan(10_000);
-    release();
+    disk.release();
     await first;
   });
 });
