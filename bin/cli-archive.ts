@@ -6,7 +6,7 @@
  */
 import * as fs from 'node:fs';
 import * as readline from 'node:readline';
-import { helpText, OptionSpec, parseOptions, ParsedOptions, UsageError } from '../server-kit/flags';
+import { OptionSpec, parseCommand, ParsedOptions, UsageError } from '../server-kit/flags';
 import { ArchivedRender, ArchiveStore, ArchiveStoreOptions, CassandraArchiveStore, KeyValueTableFactory, KvtArchiveStore, KvtError, Serializers } from '../client';
 
 const ENV_PREFIX = 'KVT';
@@ -208,15 +208,12 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
   try {
-    const { options, help, positionals } = parseOptions(command.options, rest, process.env, ENV_PREFIX);
-    if (help) {
-      process.stdout.write(helpText(command.usage, command.summary, command.options, ENV_PREFIX) + '\n');
+    const parsed = parseCommand(command, rest, process.env, ENV_PREFIX);
+    if (parsed.help !== undefined) {
+      process.stdout.write(parsed.help + '\n');
       return;
     }
-    const [min, max] = command.args;
-    if (positionals.length < min || positionals.length > max) {
-      throw new UsageError(`expected ${min === max ? min : `${min} to ${max}`} argument(s), got ${positionals.length}; usage: ${command.usage}`);
-    }
+    const { options, positionals } = parsed;
     process.exitCode = (await command.run(positionals, options)) ?? 0;
   } catch (err) {
     const code = err instanceof KvtError ? ` [${err.code}]` : '';

@@ -4,10 +4,10 @@
  * as one line; bad usage exits 2, a failed operation or a missing render exits 1.
  */
 import * as fs from 'node:fs';
-import { helpText, OptionSpec, parseOptions, ParsedOptions, UsageError } from '../server-kit/flags';
+import { OptionSpec, parseCommand, ParsedOptions, UsageError } from '../server-kit/flags';
 import { quietIpServernameWarning } from '../server-kit/tls';
 import { KeyValueTableFactory, KvtError, PageRevisionStore, Render, RenderBody, Serializers } from '../client';
-import { parseTablePath } from './cli';
+import { clientOptions, parseTablePath } from './cli';
 import { openArchive, parseArchiveTarget } from './cli-archive';
 import { exportRevisions, importRevisions } from './cli-pages-bulk';
 
@@ -42,17 +42,7 @@ const out = (line: string): void => {
 /** Runs `fn` with a store on table "scope/table" (bytes keys and values). */
 async function withStore<T>(tablePath: string, options: ParsedOptions, fn: (store: PageRevisionStore) => Promise<T>): Promise<T> {
   const { scope, table } = parseTablePath(tablePath);
-  const client: { controller: string; tls?: { ca: Buffer }; token?: string } = { controller: String(options.controller) };
-  if (options['tls-ca'] !== undefined) {
-    const file = String(options['tls-ca']);
-    try {
-      client.tls = { ca: fs.readFileSync(file) };
-    } catch (err) {
-      throw new Error(`cannot read --tls-ca ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-    }
-  }
-  if (options.token !== undefined) client.token = String(options.token);
-  const factory = KeyValueTableFactory.withScope(scope, client);
+  const factory = KeyValueTableFactory.withScope(scope, clientOptions(options));
   try {
     const kvt = factory.forKeyValueTable(table, { keySerializer: Serializers.bytes, valueSerializer: Serializers.bytes });
     const archive = options.archive === undefined ? undefined : openArchive(parseArchiveTarget(String(options.archive)), options);
@@ -266,15 +256,12 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
   try {
-    const { options, help, positionals } = parseOptions(command.options, rest, process.env, ENV_PREFIX);
-    if (help) {
-      process.stdout.write(helpText(command.usage, command.summary, command.options, ENV_PREFIX) + '\n');
+    const parsed = parseCommand(command, rest, process.env, ENV_PREFIX);
+    if (parsed.help !== undefined) {
+      process.stdout.write(parsed.help + '\n');
       return;
     }
-    const [min, max] = command.args;
-    if (positionals.length < min || positionals.length > max) {
-      throw new UsageError(`expected ${min === max ? min : `${min} to ${max}`} argument(s), got ${positionals.length}; usage: ${command.usage}`);
-    }
+    const { options, positionals } = parsed;
     const code = await withStore(positionals[0], options, (store) => command.run(positionals, options, store));
     process.exitCode = code ?? 0;
   } catch (err) {

@@ -4,7 +4,7 @@
  * line; bad usage exits 2, a failed operation or a missing key exits 1.
  */
 import * as fs from 'node:fs';
-import { helpText, OptionSpec, parseOptions, ParsedOptions, UsageError } from '../server-kit/flags';
+import { OptionSpec, parseCommand, ParsedOptions, UsageError } from '../server-kit/flags';
 import { quietIpServernameWarning } from '../server-kit/tls';
 import { KeyValueTable, KeyValueTableFactory, KeyValueTableManager, KvtError, partitionOf, Serializer, Serializers, Version } from '../client';
 import { MAX_PARTITION_COUNT, MIN_PARTITION_COUNT } from '../proto/limits';
@@ -50,7 +50,7 @@ export function parseTablePath(value: string): { scope: string; table: string } 
 }
 
 /** Client options from the connection flags; reads the CA file. */
-function clientOptions(options: ParsedOptions): { controller: string; tls?: { ca: Buffer }; token?: string } {
+export function clientOptions(options: ParsedOptions): { controller: string; tls?: { ca: Buffer }; token?: string } {
   const out: { controller: string; tls?: { ca: Buffer }; token?: string } = { controller: String(options.controller) };
   if (options['tls-ca'] !== undefined) {
     const file = String(options['tls-ca']);
@@ -400,15 +400,12 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
   try {
-    const { options, help, positionals } = parseOptions(command.options, rest, process.env, ENV_PREFIX);
-    if (help) {
-      process.stdout.write(helpText(command.usage, command.summary, command.options, ENV_PREFIX) + '\n');
+    const parsed = parseCommand(command, rest, process.env, ENV_PREFIX);
+    if (parsed.help !== undefined) {
+      process.stdout.write(parsed.help + '\n');
       return;
     }
-    const [min, max] = command.args;
-    if (positionals.length < min || positionals.length > max) {
-      throw new UsageError(`expected ${min === max ? min : `${min} to ${max}`} argument(s), got ${positionals.length}; usage: ${command.usage}`);
-    }
+    const { options, positionals } = parsed;
     const code = await command.run(positionals, options);
     process.exitCode = code ?? 0;
   } catch (err) {

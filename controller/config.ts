@@ -2,10 +2,9 @@
  * Configuration of the controller process: flags override `KVT_CONTROLLER_*` environment variables,
  * which override the defaults below.
  */
-import { checkTokenFlags } from '../server-kit/auth';
-import { checkDistinctPorts, OptionSpec, parseOptions, UsageError } from '../server-kit/flags';
-import { checkTlsFlags } from '../server-kit/tls';
-import { LOG_LEVELS, LogLevel } from '../server-kit/log';
+import { checkDistinctPorts, OptionSpec, UsageError } from '../server-kit/flags';
+import type { LogLevel } from '../server-kit/log';
+import { parseServerOptions } from '../server-kit/server-options';
 
 /** Effective settings of a controller. */
 export interface ControllerConfig {
@@ -84,10 +83,7 @@ export function defaultControllerConfig(): ControllerConfig {
  * @throws UsageError for an unknown flag, a bad value or an inconsistent combination.
  */
 export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ControllerConfig {
-  const { options: o, positionals } = parseOptions(CONTROLLER_OPTIONS, argv, env, CONTROLLER_ENV_PREFIX);
-  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}" (see --help)`);
-  const logLevel = String(o['log-level']) as LogLevel;
-  if (!LOG_LEVELS.includes(logLevel)) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}; got "${logLevel}"`);
+  const { options: o, logLevel, security } = parseServerOptions(CONTROLLER_OPTIONS, argv, env, CONTROLLER_ENV_PREFIX);
   const config: ControllerConfig = {
     host: String(o.host),
     port: Number(o.port),
@@ -98,26 +94,16 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     resumeIntervalMs: Number(o['resume-interval-ms']),
     storeCallTimeoutMs: Number(o['store-call-timeout-ms']),
     logLevel,
-    tlsCert: optional(o['tls-cert']),
-    tlsKey: optional(o['tls-key']),
-    tlsCa: optional(o['tls-ca']),
-    dataToken: optional(o['data-token']),
-    adminToken: optional(o['admin-token']),
+    ...security,
     metricsPort: optionalPort(o['metrics-port']),
     httpPort: optionalPort(o['http-port']),
     testPauseAfterSegmentMs: testPause(env),
   };
-  checkTlsFlags({ certFile: config.tlsCert, keyFile: config.tlsKey, caFile: config.tlsCa });
-  checkTokenFlags(config);
   checkDistinctPorts({ port: config.port, 'metrics-port': config.metricsPort, 'http-port': config.httpPort });
   if (config.storeTimeoutMs <= config.heartbeatIntervalMs) {
     throw new UsageError(`store-timeout-ms is ${config.storeTimeoutMs}; it must exceed heartbeat-interval-ms (${config.heartbeatIntervalMs}), ideally 3-5 times`);
   }
   return config;
-}
-
-function optional(value: unknown): string | undefined {
-  return value === undefined ? undefined : String(value);
 }
 
 function optionalPort(value: unknown): number | undefined {

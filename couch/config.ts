@@ -2,10 +2,9 @@
  * Configuration of `kvt couch`, the CouchDB replication endpoint: flags override `KVT_COUCH_*`
  * environment variables, which override the defaults below.
  */
-import { checkTokenFlags } from '../server-kit/auth';
-import { OptionSpec, parseOptions, UsageError } from '../server-kit/flags';
-import { checkTlsFlags } from '../server-kit/tls';
-import { LOG_LEVELS, LogLevel } from '../server-kit/log';
+import { OptionSpec, UsageError } from '../server-kit/flags';
+import type { LogLevel } from '../server-kit/log';
+import { parseServerOptions } from '../server-kit/server-options';
 import { MAX_PARTITION_COUNT, MIN_PARTITION_COUNT, NAME_PATTERN } from '../client';
 
 /** Effective settings of a CouchDB endpoint. */
@@ -74,10 +73,7 @@ export const COUCH_OPTIONS: readonly OptionSpec[] = [
  * @throws UsageError for an unknown flag, a bad value or an inconsistent combination.
  */
 export function loadCouchConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): CouchConfig {
-  const { options: o, positionals } = parseOptions(COUCH_OPTIONS, argv, env, COUCH_ENV_PREFIX);
-  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}" (see --help)`);
-  const logLevel = String(o['log-level']) as LogLevel;
-  if (!LOG_LEVELS.includes(logLevel)) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}; got "${logLevel}"`);
+  const { options: o, logLevel, security } = parseServerOptions(COUCH_OPTIONS, argv, env, COUCH_ENV_PREFIX);
   const scope = String(o.scope);
   if (!NAME_PATTERN.test(scope)) throw new UsageError(`--scope "${scope}" is not a scope name: 1 to 250 letters, digits, "." or "-"`);
   const config: CouchConfig = {
@@ -89,17 +85,7 @@ export function loadCouchConfig(argv: readonly string[], env: NodeJS.ProcessEnv 
     timeoutMs: Number(o['timeout-ms']),
     maxBodyBytes: Number(o['max-body-bytes']),
     logLevel,
-    tlsCert: optional(o['tls-cert']),
-    tlsKey: optional(o['tls-key']),
-    tlsCa: optional(o['tls-ca']),
-    dataToken: optional(o['data-token']),
-    adminToken: optional(o['admin-token']),
+    ...security,
   };
-  checkTlsFlags({ certFile: config.tlsCert, keyFile: config.tlsKey, caFile: config.tlsCa });
-  checkTokenFlags(config);
   return config;
-}
-
-function optional(value: unknown): string | undefined {
-  return value === undefined ? undefined : String(value);
 }

@@ -3,10 +3,9 @@
  * override the defaults below.
  */
 import { parseHostPort } from '../server-kit/address';
-import { checkTokenFlags } from '../server-kit/auth';
-import { checkDistinctPorts, helpText, OptionSpec, parseOptions, UsageError } from '../server-kit/flags';
-import { checkTlsFlags } from '../server-kit/tls';
+import { checkDistinctPorts, helpText, OptionSpec, UsageError } from '../server-kit/flags';
 import type { LogLevel } from '../server-kit/log';
+import { parseServerOptions } from '../server-kit/server-options';
 import { DEFAULT_MAX_IN_FLIGHT_MB } from './service/in-flight-budget';
 import { DEFAULT_CHUNK_CACHE_BYTES, DEFAULT_DIRECTORY_CACHE_BYTES, DEFAULT_LOG_APPLY_MS, DEFAULT_LOG_BYTES, DEFAULT_WRITE_BUFFER_BYTES } from './storage/segments/segment-state';
 
@@ -159,7 +158,6 @@ export const SEGMENT_STORE_OPTIONS: readonly OptionSpec[] = [
 ];
 
 export const ENV_PREFIX = 'KVT_SEGMENTSTORE';
-const LEVELS: readonly string[] = ['debug', 'info', 'warn', 'error'];
 
 /** `--help` text of `kvt segmentstore`. */
 export function segmentStoreHelp(): string {
@@ -171,10 +169,7 @@ export function segmentStoreHelp(): string {
  * @throws UsageError naming the option and what is wrong with it.
  */
 export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv = process.env): { config: SegmentStoreConfig; help: boolean } {
-  const { options: o, help, positionals } = parseOptions(SEGMENT_STORE_OPTIONS, argv, env, ENV_PREFIX);
-  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}" (see --help)`);
-  const logLevel = String(o['log-level']);
-  if (!LEVELS.includes(logLevel)) throw new UsageError(`--log-level must be one of ${LEVELS.join(', ')}; got "${logLevel}"`);
+  const { options: o, help, logLevel, security } = parseServerOptions(SEGMENT_STORE_OPTIONS, argv, env, ENV_PREFIX);
   for (const flag of ['controller', 'advertise-address']) {
     const v = o[flag];
     if (v !== undefined && !parseHostPort(String(v))) throw new UsageError(`--${flag} must be host:port (or [ipv6]:port) with a port in 1-65535; got "${v}"`);
@@ -188,7 +183,7 @@ export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv 
     dataDir: String(o['data-dir']),
     controller: o.controller === undefined ? undefined : String(o.controller),
     advertiseAddress: o['advertise-address'] === undefined ? undefined : String(o['advertise-address']),
-    logLevel: logLevel as LogLevel,
+    logLevel,
     expirySweepIntervalMs: Number(o['expiry-sweep-interval-ms']),
     chunkCacheMb: Number(o['chunk-cache-mb']),
     directoryCacheMb: Number(o['directory-cache-mb']),
@@ -198,19 +193,9 @@ export function loadConfig(argv: readonly string[] = [], env: NodeJS.ProcessEnv 
     maxInFlightMb: Number(o['max-in-flight-mb']),
     registerRetryMinMs: Number(o['register-retry-min-ms']),
     registerRetryMaxMs: Number(o['register-retry-max-ms']),
-    tlsCert: optional(o['tls-cert']),
-    tlsKey: optional(o['tls-key']),
-    tlsCa: optional(o['tls-ca']),
-    dataToken: optional(o['data-token']),
-    adminToken: optional(o['admin-token']),
+    ...security,
     metricsPort: o['metrics-port'] === undefined ? undefined : Number(o['metrics-port']),
   };
-  checkTlsFlags({ certFile: config.tlsCert, keyFile: config.tlsKey, caFile: config.tlsCa });
-  checkTokenFlags(config);
   checkDistinctPorts({ port: config.port, 'metrics-port': config.metricsPort });
   return { config, help };
-}
-
-function optional(value: unknown): string | undefined {
-  return value === undefined ? undefined : String(value);
 }

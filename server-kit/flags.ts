@@ -124,6 +124,34 @@ export function helpText(usage: string, summary: string, specs: readonly OptionS
   return lines.join('\n');
 }
 
+/** A subcommand of a CLI, as {@link parseCommand} reads its arguments. */
+export interface CommandSpec {
+  usage: string;
+  summary: string;
+  options: readonly OptionSpec[];
+  /** Number of positional arguments: [min, max]. */
+  args: readonly [number, number];
+}
+
+/**
+ * A subcommand's options and positionals (see {@link parseOptions}), or its `--help` text when asked for.
+ * @throws UsageError for a bad option, or fewer or more positionals than the command takes
+ */
+export function parseCommand(
+  command: CommandSpec,
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  envPrefix: string,
+): { options: ParsedOptions; positionals: string[]; help?: undefined } | { help: string } {
+  const { options, help, positionals } = parseOptions(command.options, argv, env, envPrefix);
+  if (help) return { help: helpText(command.usage, command.summary, command.options, envPrefix) };
+  const [min, max] = command.args;
+  if (positionals.length < min || positionals.length > max) {
+    throw new UsageError(`expected ${min === max ? min : `${min} to ${max}`} argument(s), got ${positionals.length}; usage: ${command.usage}`);
+  }
+  return { options, positionals };
+}
+
 /**
  * Refuses two listeners of one process on the same fixed port (`{ port: 9090, 'metrics-port': 9090 }`),
  * which would otherwise fail later as "port already in use" with the process half started.

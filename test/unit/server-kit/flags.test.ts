@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { joinHostPort, parseHostPort } from '../../../server-kit/address';
-import { helpText, OptionSpec, parseOptions } from '../../../server-kit/flags';
+import { helpText, OptionSpec, parseCommand, parseOptions, UsageError } from '../../../server-kit/flags';
 
 const SPECS: OptionSpec[] = [
   { flag: 'reverse', env: 'REVERSE', kind: 'bool', default: false, description: '' },
@@ -52,6 +52,24 @@ describe('parseOptions', () => {
     expect(parseOptions(specs, [], env, 'T').options).toEqual({ limit: 5 });
     expect(parseOptions(specs, ['--family', 'g'], env, 'T').options).toEqual({ family: 'g', limit: 5 });
     expect(helpText('u', 's', specs, 'T')).not.toContain('[env');
+  });
+});
+
+describe('parseCommand', () => {
+  const command = { usage: 'kvt get SCOPE/TABLE KEY [KEY2]', summary: 'Reads keys.', options: SPECS, args: [2, 3] as const };
+
+  it("gives a command's options and positionals when their count is within its range", () => {
+    expect(parseCommand(command, ['s/t', 'k', '--limit', '2'], {}, 'T')).toEqual({ options: { reverse: false, limit: 2 }, positionals: ['s/t', 'k'] });
+    expect(parseCommand(command, ['s/t', 'k', 'k2'], { T_FAMILY: 'f' }, 'T')).toEqual({ options: { reverse: false, family: 'f' }, positionals: ['s/t', 'k', 'k2'] });
+  });
+
+  it('refuses too few or too many positionals with a UsageError naming the count and the usage', () => {
+    expect(() => parseCommand(command, ['s/t'], {}, 'T')).toThrow(new UsageError('expected 2 to 3 argument(s), got 1; usage: kvt get SCOPE/TABLE KEY [KEY2]'));
+    expect(() => parseCommand({ ...command, args: [1, 1] as const }, ['a', 'b'], {}, 'T')).toThrow('expected 1 argument(s), got 2; usage: kvt get SCOPE/TABLE KEY [KEY2]');
+  });
+
+  it('answers --help with the help text, whatever else is wrong', () => {
+    expect(parseCommand(command, ['--help', '--limit', 'lots'], {}, 'T')).toEqual({ help: helpText(command.usage, command.summary, SPECS, 'T') });
   });
 });
 
