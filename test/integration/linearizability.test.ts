@@ -44,7 +44,8 @@ import { HistoryRecorder, longFamily, WorkloadClient, WorkloadKeys } from '../ha
 import { createTable, keepHistory, killStores, spread } from '../harness/linearizability-cluster';
 import { paddedValues, WIDE_CHUNK_KEYS, WideFamilyClient, wideKey } from '../harness/wide-workload';
 import { mulberry32, ownerOf } from '../harness/oracle';
-import { freePort, REPO_ROOT, startController, startSegmentStore, tempDir, TestCluster } from '../harness/process';
+import { DiskStall } from '../harness/disk-stall';
+import { freePort, startController, startSegmentStore, tempDir, TestCluster } from '../harness/process';
 
 const ROUNDS = modelKnob('KVT_LINEAR_ROUNDS', 1);
 const SECONDS = modelKnob('KVT_LINEAR_SECONDS', 20);
@@ -64,7 +65,6 @@ const CLIENT = { timeoutMs: 2_000, retry: { maxRetries: 6, initialBackoffMs: 25,
  * (performance.now) may be for an expiry, besides their drift during the round, which is measured.
  */
 const TTL_SLACK_MS = 10;
-const PRELOAD = path.join(REPO_ROOT, 'test', 'harness', 'leveldb-fault-preload.cjs');
 /** The wide-family variant: its length (KVT_LINEAR_WIDE_SECONDS), clients, keys (10 chunks' worth), and its stores' flags. */
 const WIDE_SECONDS = modelKnob('KVT_LINEAR_WIDE_SECONDS', 10);
 const WIDE_CLIENTS = 4;
@@ -176,7 +176,7 @@ describe('linearizability of a condition checked against a write that a crash ta
     const controller = await startController(path.join(dir.path, 'controller'));
     const storeDir = path.join(dir.path, 'store');
     const port = ['--port', String(await freePort())];
-    let store = await startSegmentStore(storeDir, controller.address, port, { NODE_OPTIONS: `--require ${PRELOAD}`, KVT_TEST_HOLD_FILE: hold });
+    let store = await startSegmentStore(storeDir, controller.address, port, new DiskStall(hold).env());
     const factories = Array.from({ length: 3 }, () => KeyValueTableFactory.withScope('lin', { controller: controller.address, ...CLIENT }));
     try {
       await store.waitForLog('registered with controller');
