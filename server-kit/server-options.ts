@@ -46,6 +46,6 @@ export function parseServerOptions(
 }
 
 /** An option given as a string, or undefined when not given. */
-export function optionalString(value: unknown): string | undefined {
+function optionalString(value: unknown): string | undefined {
   return value === undefined ? undefined : String(value);
 }

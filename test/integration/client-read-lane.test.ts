@@ -55,7 +55,7 @@ describe('reads beside updates that wait for their durable write (the store disk
   });
 
   it('answers a get started in the same turn as an update while the update waits for the disk', async () => {
-    let read: Promise<unknown> | undefined;
+    let read: ReturnType<typeof table.get> | undefined;
     const { running: update } = await disk.stallWith(() => {
       const u = table.put('write-1', 'k', 'v1');
       read = table.get('read', 'a');
@@ -63,7 +63,7 @@ describe('reads beside updates that wait for their durable write (the store disk
     });
     try {
       expect(await settlesWithin(read!, 10_000)).toBe('settled');
-      expect(((await read) as { value: string } | null)?.value).toBe('va');
+      expect((await read!)?.value).toBe('va');
       expect(await settlesWithin(update, 200)).toBe('pending');
     } finally {
       disk.release();
