@@ -6,6 +6,7 @@
 import { InvalidArgumentError } from '../errors';
 import { MAX_KEY_FAMILY_LENGTH } from '../limits';
 import { MAX_REV } from './key-layout';
+import { SlabTextEncoder } from './text-encoder';
 import { checkTimeUuid } from './time-uuid';
 import type { RenderBody } from './types';
 
@@ -27,6 +28,9 @@ export const MAX_LIST_LIMIT = 1000;
 /** U+FFFD in UTF-8: what Buffer.from writes for a lone surrogate. */
 const REPLACEMENT_CHARACTER = Buffer.from([0xef, 0xbf, 0xbd]);
 const wellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+/** Encodes string bodies (the bodies are copied into their records at once). */
+const bodyEncoder = new SlabTextEncoder();
 
 /** One body of a render as bytes: the value (name "") or a part. */
 export interface CheckedBody {
@@ -79,7 +83,7 @@ export function checkTid(tid: unknown): string {
 
 function checkBody(field: string, name: string, body: unknown): CheckedBody {
   if (typeof body === 'string') {
-    const bytes = Buffer.from(body, 'utf8');
+    const bytes = bodyEncoder.encode(body);
     // A lone surrogate is encoded as U+FFFD: only a body holding one can be ill-formed (and the scan costs less than the check).
     if (bytes.indexOf(REPLACEMENT_CHARACTER) >= 0 && !wellFormed(body)) {
       throw new InvalidArgumentError(`${field} holds a lone UTF-16 surrogate; give bytes (a Uint8Array) for anything that is not valid Unicode text`);
