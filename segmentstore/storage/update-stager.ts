@@ -137,11 +137,11 @@ export async function readForUpdate(ctx: StageContext, seg: SegmentState, mods: 
       slots.push(i);
     }
   }
+  // Read synchronously, as point gets are (read/snapshot-view.ts): a record in LevelDB's block cache or
+  // the page cache costs a few microseconds, a getMany's trip through LevelDB's thread pool more CPU
+  // and a wait for the pool and the event loop.
   const values: (Buffer | undefined)[] = [];
-  if (checked.length > 0) {
-    const got = await ctx.db.getMany(checked);
-    for (let j = 0; j < slots.length; j++) values[slots[j]] = got[j];
-  }
+  for (let j = 0; j < slots.length; j++) values[slots[j]] = ctx.db.getSync(checked[j]);
   return { values, ranges };
 }
 

@@ -1,6 +1,7 @@
 /**
- * Conditional updates of family-less keys read LevelDB before they are checked. Those reads overlap
- * (each starts as its update arrives), while the updates still stage in arrival order.
+ * Conditional updates of family-less keys read LevelDB before they are checked. Each reads as its
+ * update arrives (synchronously, or on LevelDB's thread pool: whichever, no read waits for an earlier
+ * update's), while the updates still stage in arrival order.
  */
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -15,46 +16,54 @@ describe('SegmentEngine conditional updates', () => {
     for (const fn of cleanup.splice(0).reverse()) await fn();
   });
 
-  async function openWithReadCounter(): Promise<{ engine: SegmentEngine; maxReadsInFlight: () => number }> {
+  /** An engine whose LevelDB point reads (either kind) are logged as `read <key>`; the test logs what it sees beside them. */
+  async function openWithReadLog(): Promise<{ engine: SegmentEngine; log: string[] }> {
     const dir = tempDir();
     cleanup.push(dir.dispose);
     const engine = await SegmentEngine.open(path.join(dir.path, 'db'), { expirySweepIntervalMs: 0 });
     cleanup.push(() => engine.close());
     await engine.createSegment('1');
-    // Count the engine's LevelDB point reads in flight (the real database underneath; nothing is faked).
-    const db = (engine as unknown as { db: { getMany: (keys: Buffer[]) => Promise<unknown> } }).db;
-    const getMany = db.getMany.bind(db);
-    let inFlight = 0;
-    let max = 0;
-    db.getMany = async (keys: Buffer[]) => {
-      max = Math.max(max, ++inFlight);
-      try {
-        return await getMany(keys);
-      } finally {
-        inFlight--;
-      }
+    // The real database underneath, its reads only logged; nothing is faked.
+    const db = (engine as unknown as { db: { getMany: (keys: Buffer[]) => Promise<unknown>; getSync: (key: Buffer) => unknown } }).db;
+    const log: string[] = [];
+    const name = (key: Buffer): string => `read ${key.toString('latin1').replace(/[^ -~]/g, '')}`;
+    const [getMany, getSync] = [db.getMany.bind(db), db.getSync.bind(db)];
+    db.getMany = (keys: Buffer[]) => {
+      for (const key of keys) log.push(name(key));
+      return getMany(keys);
     };
-    return { engine, maxReadsInFlight: () => max };
+    db.getSync = (key: Buffer) => {
+      log.push(name(key));
+      return getSync(key);
+    };
+    return { engine, log };
   }
 
   it('reads for the conditional updates that arrive together at once, not one after another', async () => {
-    const { engine, maxReadsInFlight } = await openWithReadCounter();
+    const { engine, log } = await openWithReadLog();
     const versions = await Promise.all(Array.from({ length: 8 }, (_, i) => engine.update({ segmentId: '1', modifications: [{ key: b(`k${i}`), value: b('v0') }] })));
+    log.length = 0;
     const replaces = versions.map((v, i) =>
-      engine.update({
-        segmentId: '1',
-        modifications: [{ key: b(`k${i}`), value: b('v1'), condition: { kind: 'VERSION', segmentId: '1', sequence: v.sequences[0] } }],
-      }),
+      engine
+        .update({
+          segmentId: '1',
+          modifications: [{ key: b(`k${i}`), value: b('v1'), condition: { kind: 'VERSION', segmentId: '1', sequence: v.sequences[0] } }],
+        })
+        .then((r) => (log.push(`done k${i}`), r)),
     );
     const results = await Promise.all(replaces);
     expect(results.map((r) => r.sequences.length)).toEqual(Array(8).fill(1));
-    expect(maxReadsInFlight()).toBeGreaterThan(1);
+    // Every key was read once, all eight before the first update answered.
+    const reads = log.filter((l) => l.startsWith('read '));
+    for (let i = 0; i < 8; i++) expect(reads.filter((l) => l.endsWith(`k${i}`))).toHaveLength(1);
+    const lastRead = log.map((l) => l.startsWith('read ')).lastIndexOf(true);
+    expect(log.findIndex((l) => l.startsWith('done '))).toBeGreaterThan(lastRead);
     const got = await engine.get({ segmentId: '1', keys: Array.from({ length: 8 }, (_, i) => ({ key: b(`k${i}`) })) });
     expect(got.entries.map((e) => e.value.toString())).toEqual(Array(8).fill('v1'));
   });
 
   it('stages them in arrival order: a put sent after a replace lands after it, a second replace of the same version fails', async () => {
-    const { engine, maxReadsInFlight } = await openWithReadCounter();
+    const { engine, log } = await openWithReadLog();
     const first = await engine.update({ segmentId: '1', modifications: [{ key: b('k'), value: b('v0') }] });
     const version = { kind: 'VERSION' as const, segmentId: '1', sequence: first.sequences[0] };
     for (let round = 0; round < 10; round++) {
@@ -77,6 +86,7 @@ describe('SegmentEngine conditional updates', () => {
       expect(get.status === 'fulfilled' && get.value.entries[0].value.toString()).toBe(`p${round}`);
       if (put.status === 'fulfilled' && get.status === 'fulfilled') expect(get.value.entries[0].sequence).toBe(put.value.sequences[0]);
     }
-    expect(maxReadsInFlight()).toBeGreaterThan(1);
+    // The conditional ones read LevelDB: two replaces and an insert a round.
+    expect(log.filter((l) => l.endsWith('k')).length).toBeGreaterThanOrEqual(30);
   });
 });
