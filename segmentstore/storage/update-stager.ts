@@ -124,8 +124,7 @@ export function storageKeys(seg: SegmentState, mods: readonly CheckedModificatio
 
 /** Reads what the checks need; the caller holds an overlay read registration around this and staging. */
 export async function readForUpdate(ctx: StageContext, seg: SegmentState, mods: readonly CheckedModification[], { keys }: UpdateKeys): Promise<ReadState> {
-  const checked: Buffer[] = [];
-  const slots: number[] = [];
+  const values: (Buffer | undefined)[] = [];
   const ranges: Buffer[][] = [];
   for (let i = 0; i < mods.length; i++) {
     const m = mods[i];
@@ -133,15 +132,12 @@ export async function readForUpdate(ctx: StageContext, seg: SegmentState, mods: 
       const range = storageRange(familyPrefix(seg.dataPrefix, m.family), rangeBounds(m));
       ranges[i] = range ? await ctx.db.keys({ ...range, keyEncoding: 'buffer' }).all() : [];
     } else if (m.condition !== 'NONE' || m.type === 'INSERT') {
-      checked.push(keys[i]!);
-      slots.push(i);
+      // Read synchronously, as point gets are (read/snapshot-view.ts): a record in LevelDB's block cache
+      // or the page cache costs a few microseconds, a getMany's trip through LevelDB's thread pool more
+      // CPU and a wait for the pool and the event loop.
+      values[i] = ctx.db.getSync(keys[i]!);
     }
   }
-  // Read synchronously, as point gets are (read/snapshot-view.ts): a record in LevelDB's block cache or
-  // the page cache costs a few microseconds, a getMany's trip through LevelDB's thread pool more CPU
-  // and a wait for the pool and the event loop.
-  const values: (Buffer | undefined)[] = [];
-  for (let j = 0; j < slots.length; j++) values[slots[j]] = ctx.db.getSync(checked[j]);
   return { values, ranges };
 }
 
