@@ -14,7 +14,7 @@ import { MAX_ITERATOR_PAGE_BYTES } from '../proto/limits';
 import { InvalidArgumentError } from './errors';
 import { AbstractKeyValueTable, KeysRead } from './internal/abstract-key-value-table';
 import { partitionIndex, routingPoint } from './internal/hashing';
-import { encodeState, IteratorState } from './internal/iterator-state';
+import { IteratorState, pageWithState } from './internal/iterator-state';
 import type { MemoryEntry } from './internal/memory-entries';
 import { MemoryBatch, MemorySegment, ScanPosition } from './internal/memory-segment';
 import { toKvtError } from './internal/status-to-error';
@@ -116,7 +116,10 @@ export class InMemoryKeyValueTable<K, V> extends AbstractKeyValueTable<K, V, Mem
       if (page.entries.length === 0) return;
       state.after = Buffer.from(page.entries[page.entries.length - 1].key);
       state.done = page.done;
-      yield { items: page.entries.map((e) => itemOf(e, segment.id)), state: encodeState(state) };
+      yield pageWithState(
+        page.entries.map((e) => itemOf(e, segment.id)),
+        state,
+      );
     }
   }
 

@@ -8,7 +8,7 @@
  */
 import { MAX_ITERATOR_PAGE_BYTES, MAX_ITERATOR_PAGE_ITEMS } from '../../proto/limits';
 import type { IterateRequest } from '../../proto/messages';
-import { encodeState, IteratorState } from './iterator-state';
+import { IteratorState, pageWithState } from './iterator-state';
 import type { Route } from './routing';
 import type { RoutingTable } from './routing';
 import type { TableTransport } from './table-transport';
@@ -61,6 +61,6 @@ export async function* iteratePages<T>(transport: TableTransport, pick: (t: Rout
       if (page.done || page.items.length < asked || bytes >= MAX_ITERATOR_PAGE_BYTES) break;
     }
     if (items.length === 0) return;
-    yield { items, state: encodeState(state) };
+    yield pageWithState(items, state);
   }
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../../client';
-import { decodeState, encodeState, IteratorState } from '../../../client/internal/iterator-state';
+import { decodeState, encodeState, IteratorState, pageWithState } from '../../../client/internal/iterator-state';
 
 const state: IteratorState = {
   table: 'wiki/pages',
@@ -16,6 +16,23 @@ const state: IteratorState = {
   after: Buffer.from([0x80, 0x00, 0x7f]),
   done: false,
 };
+
+describe('a page with its state', () => {
+  it('gives the token of the state as it was when the page was made, however the iteration moves on', () => {
+    const moving: IteratorState = { ...state, done: false };
+    const page = pageWithState([1, 2], moving);
+    moving.after = Buffer.from([0xff, 0xff]);
+    moving.done = true;
+    expect(page.state).toBe(encodeState(state));
+    expect(page.state).toBe(page.state);
+  });
+
+  it('carries its token when spread or serialized', () => {
+    const page = pageWithState(['a'], state);
+    expect({ ...page }).toEqual({ items: ['a'], state: encodeState(state) });
+    expect(JSON.parse(JSON.stringify(page))).toEqual({ items: ['a'], state: encodeState(state) });
+  });
+});
 
 describe('iterator state tokens', () => {
   it('round-trip every option and the position', () => {
