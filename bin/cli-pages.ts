@@ -44,7 +44,7 @@ async function withStore<T>(tablePath: string, options: ParsedOptions, fn: (stor
   const { scope, table } = parseTablePath(tablePath);
   const factory = KeyValueTableFactory.withScope(scope, clientOptions(options));
   try {
-    const kvt = factory.forKeyValueTable(table, { keySerializer: Serializers.bytes, valueSerializer: Serializers.bytes });
+    const kvt = factory.forKeyValueTable(table, { keySerializer: Serializers.bytes, valueSerializer: Serializers.bytesView });
     const archive = options.archive === undefined ? undefined : openArchive(parseArchiveTarget(String(options.archive)), options);
     try {
       return await fn(new PageRevisionStore(kvt, { archive: archive?.store }));

@@ -230,7 +230,7 @@ async function main(): Promise<void> {
   try {
     await manager.createScope('bench');
     await manager.createKeyValueTable('bench', 'pages', { partitionCount: 8 });
-    const table = factory.forKeyValueTable('pages', { keySerializer: Serializers.bytes, valueSerializer: Serializers.bytes });
+    const table = factory.forKeyValueTable('pages', { keySerializer: Serializers.bytes, valueSerializer: Serializers.bytesView });
     const store = new PageRevisionStore(table);
     const kvt: PagesPeer = {
       name: 'kvt',
@@ -259,7 +259,7 @@ async function main(): Promise<void> {
     // logs have grown to the import's rate. The import target compares imports of that stage.
     const later = async (name: string): Promise<{ kvt: PageRevisionStore; etcd: EtcdPages }> => {
       await manager.createKeyValueTable('bench', `pages-${name}`, { partitionCount: 8 });
-      const table = factory.forKeyValueTable(`pages-${name}`, { keySerializer: Serializers.bytes, valueSerializer: Serializers.bytes });
+      const table = factory.forKeyValueTable(`pages-${name}`, { keySerializer: Serializers.bytes, valueSerializer: Serializers.bytesView });
       return { kvt: new PageRevisionStore(table), etcd: new EtcdPages(etcd.endpoint, `${name}/`) };
     };
     const [batchedLater, single] = [await later('batched'), await later('single')];

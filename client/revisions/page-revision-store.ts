@@ -55,7 +55,8 @@ function checkOptions(
 
 /**
  * The revisions and renders of wiki pages in one key-value table whose keys and values are bytes
- * (`Serializers.bytes` or `bytesView` for both). One key family per page; within it a render's key
+ * (`Serializers.bytes` for keys; `bytesView` for values saves a copy of each value read, since a
+ * render is decoded or copied as it is read). One key family per page; within it a render's key
  * sorts by (rev, tid) descending, so the latest render is the family's first key.
  *
  * - Writes: a render (value, headers, named parts) is written in one atomic update — reassembled
