@@ -17,7 +17,7 @@ import { BytesTable, readHeads, readLeafNames } from './document-reads';
 import type { FeedIndex } from './feed-index';
 import type { FeedLayout } from './feed-layout';
 import { ChangeRecord, decodeChange } from './feed-records';
-import { CHANGE_END, CHANGE_PREFIX, changeKey, documentFamily, seqOfChangeKey } from './key-layout';
+import { CHANGE_END, changeKey, documentFamily, seqOfChangeKey } from './key-layout';
 import { formatRev } from './rev-id';
 import { revOf } from './rev-tree';
 import { decodeSequence, encodeSequence, segmentsFingerprint } from './sequence-codec';
@@ -25,8 +25,6 @@ import type { Change, ChangesResponse, DocumentStoreInfo } from './types';
 
 /** Change entries per iterator page. */
 const PAGE_ITEMS = 1000;
-/** Change entries per iterator page when only counting them. */
-const COUNT_PAGE_ITEMS = 10_000;
 /** Documents whose leaves are listed at once (`allLeaves`). */
 const LEAVES_CONCURRENCY = 64;
 
@@ -190,21 +188,10 @@ export class ChangesReader {
     return found.includes(true);
   }
 
-  /** The documents counted by their newest change (deleted or not), and a sequence after every change so far. */
+  /** The documents by the winner of their newest change (deleted or not; feed-counts.ts), and a sequence after every change so far. */
   async info(): Promise<DocumentStoreInfo> {
     const { stamps, fingerprint } = await this.stampAndRepair();
-    const counts = await Promise.all(
-      this.layout.families.map(async (family, p) => {
-        let documents = 0;
-        let deletedDocuments = 0;
-        const options = { from: CHANGE_PREFIX, to: changeKey(BigInt(stamps[p].sequence)), maxKeysAtOnce: COUNT_PAGE_ITEMS };
-        for await (const page of this.table.entryIterator(family, options)) {
-          for (const e of page.items) if (decodeChange(e.value).deleted) deletedDocuments++;
-          documents += page.items.length;
-        }
-        return { documents: documents - deletedDocuments, deletedDocuments };
-      }),
-    );
+    const counts = await Promise.all(this.layout.families.map((family) => this.feed.counts.count(family)));
     const positions = stamps.map((s) => BigInt(s.sequence));
     return {
       documents: counts.reduce((sum, c) => sum + c.documents, 0),

@@ -327,7 +327,10 @@ export class DocumentStore implements AsyncDisposable {
     return this.locals.remove(id, parseLocalRev(rev, 'rev'));
   }
 
-  /** The documents and deleted documents counted (a scan of the feed: O(documents)), and the feed's current sequence. */
+  /**
+   * The documents and deleted documents (counts kept as changes are indexed, docs/documents.md
+   * "Counts": the first call on a table read its id entries once), and the feed's current sequence.
+   */
   async info(): Promise<DocumentStoreInfo> {
     this.checkOpen();
     return this.reader.info();

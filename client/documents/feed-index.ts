@@ -11,6 +11,7 @@
  * A writer that dies between 2 and 3 leaves its marker; a changes read indexes every marked document
  * from its head before it lists anything (repair), so no committed change is ever missed, and it
  * removes markers older than the lease. The id entry's condition keeps one change entry per document.
+ * An index update also carries what it changes of the family's document counts (feed-counts.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { ConditionalTableUpdateError } from '../errors';
@@ -20,6 +21,7 @@ import { Version } from '../version';
 import { ChangeClock } from './change-clock';
 import { BytesTable, readHeads } from './document-reads';
 import { GroupCommitter } from './group-committer';
+import { addCounts, countChange, decodeIdEntry, deltaModification, DocumentCounts, encodeIdEntry, FeedCounts, FOLD_AT } from './feed-counts';
 import { ChangeRecord, decodeUint64, encodeChange, encodeUint64 } from './feed-records';
 import { changeKey, CLOCK_KEY, documentFamily, idKey, idOfMarkerKey, MARKER_PREFIX, markerKey, MARKER_TOKEN_BYTES } from './key-layout';
 import { formatRev } from './rev-id';
@@ -31,9 +33,10 @@ export interface Marker {
   version: Version;
 }
 
-/** A document's id entry: the seq of its change entry. */
+/** A document's id entry: the seq of its change entry, and whether its winner then was deleted (null: not counted yet). */
 export interface IdEntry {
   seq: bigint;
+  deleted: boolean | null;
   version: Version;
 }
 
@@ -57,14 +60,17 @@ export interface CommittedChange {
 
 /** Attempts of one index update before it gives up (each failure means another edit moved the id entry). */
 const MAX_INDEX_ATTEMPTS = 64;
-/** Modifications of one document in an index update. */
+/** Modifications of one document in an index update (and one per update: its count delta). */
 const MODS_PER_CHANGE = 4;
+/** Count deltas a FeedIndex writes to one feed family between two folds it starts (feed-counts.ts). */
+export const FOLD_EVERY = FOLD_AT * 4;
 /** Documents repaired at once by a changes read. */
 const REPAIR_CONCURRENCY = 32;
 /** Marker tokens drawn from the system's random source at once (one draw per this many markers). */
 const TOKENS_PER_DRAW = 256;
 
 const EMPTY = Buffer.alloc(0);
+const ZERO_COUNTS: DocumentCounts = { documents: 0, deletedDocuments: 0 };
 
 /** The group committers of one feed family. */
 interface FamilyGroups {
@@ -83,12 +89,17 @@ export class FeedIndex {
   /** Random bytes for marker tokens, and how far they are used (a draw per token costs more than the rest of a marker). */
   private tokens = Buffer.alloc(0);
   private tokenAt = 0;
+  /** The feed families' document counts. */
+  readonly counts: FeedCounts;
+  /** Per feed family, the count deltas written since this index last started a fold of it. */
+  private readonly deltasWritten = new Map<string, number>();
 
   constructor(
     private readonly table: BytesTable,
     private readonly clock: () => number,
   ) {
     this.changeClock = new ChangeClock(clock);
+    this.counts = new FeedCounts(table);
   }
 
   private groupsOf(family: string): FamilyGroups {
@@ -216,7 +227,7 @@ export class FeedIndex {
     const byId = new Map(unique.map((id, i) => [id, entries[i]]));
     return ids.map((id) => {
       const e = byId.get(id);
-      return e ? { seq: decodeUint64(e.value), version: e.version } : null;
+      return e ? { ...decodeIdEntry(e.value), version: e.version } : null;
     });
   }
 
@@ -227,15 +238,17 @@ export class FeedIndex {
    */
   async index(family: string, changes: readonly CommittedChange[]): Promise<void> {
     for (const round of rounds(changes)) {
-      const chunk = Math.floor(MAX_BATCH_ITEMS / MODS_PER_CHANGE);
+      const chunk = Math.floor((MAX_BATCH_ITEMS - 1) / MODS_PER_CHANGE);
       await Promise.all(
         Array.from({ length: Math.ceil(round.length / chunk) }, async (_, c) => {
           const slice = round.slice(c * chunk, (c + 1) * chunk);
           if (slice.length > 1) {
             try {
-              await this.table.update(
+              const planned = slice.map((ch) => this.modificationsOf(ch));
+              await this.writeIndex(
                 family,
-                slice.flatMap((ch) => this.modificationsOf(ch)),
+                planned.flatMap((p) => p.mods),
+                planned.reduce((sum, p) => addCounts(sum, p.delta), ZERO_COUNTS),
               );
               return;
             } catch (err) {
@@ -252,7 +265,8 @@ export class FeedIndex {
     let known = change.known;
     for (let attempt = 0; attempt < MAX_INDEX_ATTEMPTS; attempt++) {
       try {
-        await this.table.update(family, this.modificationsOf({ ...change, known }));
+        const { mods, delta } = this.modificationsOf({ ...change, known });
+        await this.writeIndex(family, mods, delta);
         return;
       } catch (err) {
         if (!(err instanceof ConditionalTableUpdateError)) throw err;
@@ -262,19 +276,34 @@ export class FeedIndex {
     throw new ConditionalTableUpdateError('BAD_KEY_VERSION', `the changes feed entry of document "${change.id}" kept moving: ${MAX_INDEX_ATTEMPTS} attempts failed`);
   }
 
-  /** The modifications indexing one change (only the marker's removal when a later change is indexed). */
-  private modificationsOf(change: CommittedChange): TableModification<Uint8Array, Uint8Array>[] {
+  /** Writes an index update with its count delta; starts a fold of the family's counts now and then. */
+  private async writeIndex(family: string, mods: TableModification<Uint8Array, Uint8Array>[], delta: DocumentCounts): Promise<void> {
+    const deltaMods = deltaModification(delta);
+    await this.table.update(family, deltaMods.length === 0 ? mods : [...mods, ...deltaMods]);
+    if (deltaMods.length === 0) return;
+    const written = (this.deltasWritten.get(family) ?? 0) + 1;
+    this.deltasWritten.set(family, written % FOLD_EVERY);
+    if (written >= FOLD_EVERY) this.defer(this.counts.fold(family));
+  }
+
+  /**
+   * The modifications indexing one change (only the marker's removal when a later change is indexed),
+   * and what they change of the counts.
+   */
+  private modificationsOf(change: CommittedChange): { mods: TableModification<Uint8Array, Uint8Array>[]; delta: DocumentCounts } {
     const { id, commit, known, marker } = change;
     const seq = BigInt(commit.sequence);
     const mods: TableModification<Uint8Array, Uint8Array>[] = [];
+    let delta = ZERO_COUNTS;
     if (known === null || known.seq < seq) {
       const record: ChangeRecord = { id, rev: change.rev, deleted: change.deleted, time: change.time };
-      mods.push({ type: 'put', key: idKey(id), value: encodeUint64(seq), version: known?.version ?? Version.NOT_EXISTS });
+      mods.push({ type: 'put', key: idKey(id), value: encodeIdEntry(seq, change.deleted), version: known?.version ?? Version.NOT_EXISTS });
       if (known !== null) mods.push({ type: 'remove', key: changeKey(known.seq) });
       mods.push({ type: 'put', key: changeKey(seq), value: encodeChange(record) });
+      delta = countChange(known === null ? null : known.deleted, change.deleted);
     }
     if (marker) mods.push({ type: 'remove', key: marker.key });
-    return mods;
+    return { mods, delta };
   }
 
   /**

@@ -3,7 +3,8 @@
  *
  * ```
  * change   flags (1: bit 0 deleted) · time (8, BE µs) · rev length (1) · rev (ASCII) · id (UTF-8)
- * id       seq (8, BE)
+ * id       seq (8, BE) · deleted (1: 0 or 1; absent in entries written before counts were kept)
+ * count    live documents (8, BE, signed) · deleted documents (8, BE, signed): a summary or a delta
  * marker   time (8, BE ms)
  * clock    (empty)
  * ```

@@ -13,9 +13,12 @@
  *   partition), indexing the documents of that partition:
  *   ```
  *   0x01 · seq (8, BE)           change: (id, winning rev, deleted, time) of a document's newest change
- *   0x02 · id (UTF-8)            the seq of the document's change entry (at most one per document)
+ *   0x02 · id (UTF-8)            the seq of the document's change entry (at most one per document), and
+ *                                whether its winner is deleted (feed-counts.ts)
  *   0x03 · token (8) · id        marker: an edit of the document is under way (see feed-index.ts)
  *   0x04                         clock: a reader's write, whose version bounds what it may list
+ *   0x05                         the document counts folded so far (feed-counts.ts)
+ *   0x05 · token (8)             a change of the document counts, written with the index update making it
  *   ```
  * - a local document's family, `l/<id>` (CouchDB's `_local/<id>`: replication checkpoints, never
  *   replicated nor listed): one entry, key `0x01`, value local-documents.ts.
@@ -32,7 +35,7 @@ export const LOCAL_FAMILY_PREFIX = 'l/';
 /** The kinds of a document family's keys. */
 export const DOC_KIND = { LEAF: 0x01, HEAD: 0x02 } as const;
 /** The kinds of a feed family's keys. */
-export const FEED_KIND = { CHANGE: 0x01, ID: 0x02, MARKER: 0x03, CLOCK: 0x04 } as const;
+export const FEED_KIND = { CHANGE: 0x01, ID: 0x02, MARKER: 0x03, CLOCK: 0x04, COUNT: 0x05 } as const;
 
 /** The prefix of every leaf key: the leaves of a document. */
 export const LEAF_PREFIX: Buffer = Buffer.of(DOC_KIND.LEAF);
@@ -50,6 +53,10 @@ export const CHANGE_END: Buffer = Buffer.of(FEED_KIND.CHANGE + 1);
 export const ID_PREFIX: Buffer = Buffer.of(FEED_KIND.ID);
 /** Just past every id entry of a feed family (an exclusive upper bound). */
 export const ID_END: Buffer = Buffer.of(FEED_KIND.ID + 1);
+/** A feed family's document count summary, and the prefix of its count deltas (feed-counts.ts). */
+export const COUNT_PREFIX: Buffer = Buffer.of(FEED_KIND.COUNT);
+/** Bytes of a count delta's token. */
+export const COUNT_TOKEN_BYTES = 8;
 /** The one key of a local document's family. */
 export const LOCAL_KEY: Buffer = Buffer.of(0x01);
 

@@ -6,7 +6,53 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DocumentStore, MAX_CHANGES_WAIT_MS, partitionOf } from '../../client';
-import { DocumentsSuiteContext, expectInvalid, failingFeedWrites, markerCount, replicated } from './documents-context';
+import { FOLD_AT } from '../../client/documents/feed-counts';
+import { FOLD_EVERY } from '../../client/documents/feed-index';
+import { feedFamilies } from '../../client/documents/feed-layout';
+import { COUNT_PREFIX, ID_PREFIX } from '../../client/documents/key-layout';
+import { BytesTable, DocumentsSuiteContext, expectInvalid, failingFeedWrites, markerCount, replicated } from './documents-context';
+
+/** Live and deleted documents as the changes feed lists them (each document once, at its newest change). */
+async function countedByFeed(store: DocumentStore): Promise<[number, number]> {
+  const { results } = await store.changes();
+  return [results.filter((r) => !r.deleted).length, results.filter((r) => r.deleted).length];
+}
+
+/** The count records (summary and deltas) of each feed family of the table. */
+async function countRecords(table: BytesTable, partitionCount: number): Promise<number[]> {
+  return Promise.all(
+    feedFamilies(partitionCount).map(async (family) => {
+      let n = 0;
+      for await (const page of table.keyIterator(family, { prefix: COUNT_PREFIX })) n += page.items.length;
+      return n;
+    }),
+  );
+}
+
+/** `count` document ids `<prefix>-<i>` of partition 0 (of `partitionCount`). */
+function idsOfFirstPartition(prefix: string, count: number, partitionCount: number): string[] {
+  const ids: string[] = [];
+  for (let i = 0; ids.length < count; i++) if (partitionOf(partitionCount, `d/${prefix}-${i}`) === 0) ids.push(`${prefix}-${i}`);
+  return ids;
+}
+
+/**
+ * Replicates a first revision of each document in a bulk of its own, then closes `writer` (which waits
+ * for the indexing): a bulk's documents of one partition are indexed in one update, so one count delta each.
+ */
+async function replicateOneByOne(writer: DocumentStore, ids: string[]): Promise<void> {
+  for (const id of ids) await writer.bulkDocs([replicated(id, 1, ['h'])], { newEdits: false });
+  await writer.close();
+}
+
+/** Rewrites the table's feed families as a build from before counts were kept left them: 8-byte id entries, no count records. */
+async function asWrittenBeforeCounts(table: BytesTable, partitionCount: number): Promise<void> {
+  for (const family of feedFamilies(partitionCount)) {
+    const ids = [];
+    for await (const page of table.entryIterator(family, { prefix: ID_PREFIX })) ids.push(...page.items);
+    await table.update(family, [{ type: 'removeRange', prefix: COUNT_PREFIX }, ...ids.map((e) => ({ type: 'put' as const, key: e.key, value: e.value.subarray(0, 8) }))]);
+  }
+}
 
 export function listingSuite(ctx: DocumentsSuiteContext): void {
   describe('DocumentStore.allDocs', () => {
@@ -148,6 +194,108 @@ export function listingSuite(ctx: DocumentsSuiteContext): void {
       expect((await store.changes({ since: info.updateSeq })).results.map((r) => r.id)).toEqual(['later']);
       const now = await store.updateSeq();
       expect((await store.changes({ since: now })).results).toEqual([]);
+    });
+
+    it('keeps its counts exact through edits, deletions, recreations, replicated branches and folds', async () => {
+      const { store, table, another } = await ctx.store();
+      const n = ctx.target().partitionCount;
+      const expectCounts = async (): Promise<void> => {
+        const info = await store.info();
+        expect([info.documents, info.deletedDocuments]).toEqual(await countedByFeed(store));
+      };
+      // More index updates with a delta in one partition than a count reads before folding them.
+      const crowded = idsOfFirstPartition('crowd', FOLD_AT + 16, n);
+      await replicateOneByOne(another(), crowded);
+      expect((await countRecords(table, n))[0]).toBe(FOLD_AT + 16);
+      const revs = new Map(crowded.map((id) => [id, '1-h']));
+      const others = Array.from({ length: 30 }, (_, i) => `other-${i}`);
+      await store.bulkDocs(
+        others.map((id, i) => replicated(id, 1, [`a${i}`], { i }, i % 5 === 0)),
+        { newEdits: false },
+      );
+      await expectCounts();
+      // The count folded the crowded partition's deltas into its summary.
+      expect((await countRecords(table, n))[0]).toBe(1);
+      for (const id of crowded.slice(0, 10)) revs.set(id, (await store.remove(id, revs.get(id)!)).rev);
+      for (const id of crowded.slice(10, 20)) revs.set(id, (await store.put(id, { again: true }, { rev: revs.get(id) })).rev);
+      // Re-created after their deletion (no rev: a deleted leaf is not edited).
+      for (const id of crowded.slice(0, 3)) await store.put(id, { back: true });
+      // A deleted branch that sorts above the live one, then a live branch that beats it.
+      await store.bulkDocs([replicated('other-1', 2, ['zz', 'a1'], {}, true)], { newEdits: false });
+      await expectCounts();
+      await store.bulkDocs([replicated('other-1', 3, ['b', 'x', 'a1'])], { newEdits: false });
+      await store.bulkDocs([replicated('other-0', 2, ['b', 'a0'])], { newEdits: false });
+      await expectCounts();
+      // The same bulk again changes nothing.
+      await store.bulkDocs([replicated('other-0', 2, ['b', 'a0'])], { newEdits: false });
+      await expectCounts();
+      expect(Math.max(...(await countRecords(table, n)))).toBeLessThan(FOLD_AT + 1);
+    });
+
+    it('folds the deltas it writes now and then, with no count asking', async () => {
+      const { store, table, another } = await ctx.store();
+      const n = ctx.target().partitionCount;
+      await store.info();
+      await replicateOneByOne(another(), idsOfFirstPartition('f', FOLD_EVERY + 20, n));
+      // The writer folded once, after FOLD_EVERY deltas: what is left is the summary and the deltas after that fold.
+      expect((await countRecords(table, n))[0]).toBeLessThanOrEqual(21);
+      expect((await store.info()).documents).toBe(FOLD_EVERY + 20);
+    });
+
+    it('counts right while edits and other counts run at once', async () => {
+      const { store, another } = await ctx.store();
+      const reader = another();
+      const writers = Array.from({ length: 4 }, () => another());
+      const totals: number[] = [];
+      await Promise.all([
+        ...writers.map(async (w, k) => {
+          for (let i = 0; i < 60; i++) {
+            const id = `w${k}-${i % 20}`;
+            const doc = await w.get(id);
+            if (doc === null) await w.put(id, { i });
+            else if (i % 3 === 0) await w.remove(id, doc._rev);
+            else await w.put(id, { i }, { rev: doc._rev });
+          }
+        }),
+        (async () => {
+          for (let i = 0; i < 8; i++) {
+            const seen = await reader.info();
+            totals.push(seen.documents + seen.deletedDocuments);
+          }
+        })(),
+      ]);
+      await Promise.all(writers.map((w) => w.close()));
+      const info = await store.info();
+      expect([info.documents, info.deletedDocuments]).toEqual(await countedByFeed(store));
+      expect(info.documents + info.deletedDocuments).toBe(80);
+      // A document once counted stays counted (live or deleted): no count read runs backwards.
+      expect(totals).toEqual([...totals].sort((x, y) => x - y));
+      expect(totals[totals.length - 1]).toBeLessThanOrEqual(80);
+      await reader.close();
+    });
+
+    it('counts a table written before counts were kept from its change entries, until every document is counted', async () => {
+      const { store, table } = await ctx.store();
+      const n = ctx.target().partitionCount;
+      const revs = new Map<string, string>();
+      for (let i = 0; i < 24; i++) revs.set(`old-${i}`, (await store.put(`old-${i}`, { i })).rev);
+      for (let i = 0; i < 4; i++) revs.set(`old-${i}`, (await store.remove(`old-${i}`, revs.get(`old-${i}`)!)).rev);
+      await asWrittenBeforeCounts(table, n);
+      const legacy = await store.info();
+      expect([legacy.documents, legacy.deletedDocuments]).toEqual([20, 4]);
+      expect(await countRecords(table, n)).toEqual(new Array(n).fill(0));
+      // Edits re-index documents one by one; the counts stay exact meanwhile.
+      for (let i = 0; i < 24; i++) {
+        revs.set(`old-${i}`, (await store.put(`old-${i}`, { i, v: 2 }, i < 4 ? {} : { rev: revs.get(`old-${i}`) })).rev);
+        if (i % 8 === 7) {
+          const info = await store.info();
+          expect([info.documents, info.deletedDocuments]).toEqual(await countedByFeed(store));
+        }
+      }
+      const info = await store.info();
+      expect([info.documents, info.deletedDocuments]).toEqual([24, 0]);
+      // Every document now counted: every feed family keeps counts again.
+      expect((await countRecords(table, n)).every((c) => c >= 1)).toBe(true);
     });
 
     it('says every rev of a document never written is missing, and leaves out documents missing nothing', async () => {
