@@ -92,7 +92,7 @@ export function writeRevisionsReport(r: RevisionsBenchResult): string {
     '',
     ...(r.grpcFloor
       ? [
-          "The last row is the floor of the mixed latencies on this machine, measured right after kvt's mixed load: the same open-loop load (same rate, same pages, a getLatest answered with its latest render's size in bytes of text, decoded to a string; a new revision sending its render) through one grpc-js bidirectional stream to a Node process that answers at once, with no storage behind it (bench/revisions/grpc-floor.ts). kvt's client sends every call as a message of such a stream, so its reads cannot be faster than these.",
+          "The last row is the floor of the mixed latencies on this machine, measured right after kvt's mixed load, after 2 s of it unmeasured (as kvt is warm by then): the same open-loop load (same rate, same pages, a getLatest answered with its latest render's size in bytes of text, decoded to a string; a new revision sending its render) through one grpc-js bidirectional stream to a Node process that answers at once, with no storage behind it (bench/revisions/grpc-floor.ts). kvt's client sends every call as a message of such a stream, so its reads cannot be faster than these.",
           '',
         ]
       : []),
