@@ -58,7 +58,8 @@ export function encodeIdEntry(seq: bigint, deleted: boolean): Buffer {
 /** Decodes an id entry (8 bytes: written before counts were kept). @throws ServiceError for anything else. */
 export function decodeIdEntry(bytes: Uint8Array): IdState {
   const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if ((b.length !== 8 && b.length !== 9) || (b.length === 9 && b[8] > 1)) throw new ServiceError(`a changes feed id entry is ${b.length} bytes; expected 8 or 9`, { code: 'SERVICE_ERROR' });
+  if (b.length !== 8 && b.length !== 9) throw new ServiceError(`a changes feed id entry is ${b.length} bytes; expected 8 or 9`, { code: 'SERVICE_ERROR' });
+  if (b.length === 9 && b[8] > 1) throw new ServiceError(`a changes feed id entry's deleted flag is ${b[8]}; expected 0 or 1`, { code: 'SERVICE_ERROR' });
   return { seq: b.readBigUInt64BE(0), deleted: b.length === 8 ? null : b[8] === 1 };
 }
 
@@ -183,6 +184,7 @@ export class FeedCounts {
   }
 }
 
-function ignoreConditional(err: unknown): void {
+/** Rethrows `err` unless it is a failed condition (a write another writer got in first). */
+export function ignoreConditional(err: unknown): void {
   if (!(err instanceof ConditionalTableUpdateError)) throw err;
 }

@@ -21,7 +21,7 @@ import { Version } from '../version';
 import { ChangeClock } from './change-clock';
 import { BytesTable, readHeads } from './document-reads';
 import { GroupCommitter } from './group-committer';
-import { addCounts, countChange, decodeIdEntry, deltaModification, DocumentCounts, encodeIdEntry, FeedCounts, FOLD_AT } from './feed-counts';
+import { addCounts, countChange, decodeIdEntry, deltaModification, DocumentCounts, encodeIdEntry, FeedCounts, FOLD_AT, ignoreConditional, IdState } from './feed-counts';
 import { ChangeRecord, decodeUint64, encodeChange, encodeUint64 } from './feed-records';
 import { changeKey, CLOCK_KEY, documentFamily, idKey, idOfMarkerKey, MARKER_PREFIX, markerKey, MARKER_TOKEN_BYTES } from './key-layout';
 import { formatRev } from './rev-id';
@@ -33,10 +33,8 @@ export interface Marker {
   version: Version;
 }
 
-/** A document's id entry: the seq of its change entry, and whether its winner then was deleted (null: not counted yet). */
-export interface IdEntry {
-  seq: bigint;
-  deleted: boolean | null;
+/** A document's id entry (its seq and counted state, feed-counts.ts) and the entry's version. */
+export interface IdEntry extends IdState {
   version: Version;
 }
 
@@ -350,8 +348,4 @@ function rounds(changes: readonly CommittedChange[]): CommittedChange[][] {
     (out[r] ??= []).push(ch);
   }
   return out;
-}
-
-function ignoreConditional(err: unknown): void {
-  if (!(err instanceof ConditionalTableUpdateError)) throw err;
 }
