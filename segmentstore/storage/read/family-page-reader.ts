@@ -11,10 +11,14 @@
  * A family whose directory is not in memory has no write LevelDB lacks (a directory stays pinned
  * until LevelDB holds its writes), so LevelDB's records are the family: its first chunk, read from
  * the snapshot, is the whole family when marked sole; a family of several chunks is read with an
- * iterator over the same snapshot (chunk-reader.ts). A page locates as many chunks as it has
- * items (at least {@link PAGE_CHUNKS}): every chunk holds a live entry unless its entries expired
- * and are not swept yet, so that fills the page; if it does not, the page is read as before, at a
- * snapshot once LevelDB holds every write of the segment. A page thus ends short only at its caps.
+ * iterator over the same snapshot (chunk-reader.ts). Every chunk holds a live entry unless its
+ * entries expired and are not swept yet, so a page first locates one chunk more than it has items
+ * (the first chunk may hold only keys outside its bounds): a page of one key, getLatest's or a
+ * document winner's, locates two chunks, not sixty-four (locating costs a key string and two map
+ * lookups a chunk, most of such a read). If those do not fill the page, it is read again, from a new
+ * instant, locating as many chunks as it has items and at least {@link PAGE_CHUNKS}; if those do not
+ * either, the page is read as before, at a snapshot once LevelDB holds every write of the segment.
+ * A page thus ends short only at its caps.
  */
 import type { ClassicLevel } from 'classic-level';
 import { ErrorCodes } from '../../../proto/error-codes';
@@ -30,7 +34,7 @@ import type { FamilyPageSink, PageShape, PageSinkFactory } from './page-sink';
 import type { CheckedIterate } from './read-validation';
 import { SnapshotView, type Snapshot } from './snapshot-view';
 
-/** Chunks a page locates at least (a page of few items over chunks of expired entries). */
+/** Chunks a page locates at least when its first locating did not fill it (chunks of expired entries). */
 const PAGE_CHUNKS = 64;
 /** Chunk records read from LevelDB at once: bounds a page's memory (chunks hold values of up to 1 MiB). */
 const READ_SLICE = 8;
@@ -54,22 +58,29 @@ export class FamilyPageReader {
     // Updates that arrived earlier but still wait to be staged (reading first) come before this read.
     if (seg.stagingTail) await seg.stagingTail;
     const shape: PageShape = { maxItems: req.maxItems, pageBytes: MAX_ITERATOR_PAGE_BYTES, includeValues: req.includeValues };
-    for (let attempt = 1; ; attempt++) {
-      const got = await this.attempt(seg, req, sinkFor(shape), () => sinkFor(shape));
-      if (got === undefined) return slow();
+    const wide = Math.max(PAGE_CHUNKS, req.maxItems);
+    let locate = Math.min(wide, req.maxItems + 1);
+    for (let failed = 0; ;) {
+      const got = await this.attempt(seg, req, sinkFor(shape), () => sinkFor(shape), locate);
+      if (got === undefined) {
+        if (locate === wide) return slow();
+        locate = wide;
+        continue;
+      }
       if (await allDurable(got.waitFor)) return got.page;
-      if (attempt >= 3) throw new KvtFault(ErrorCodes.UNAVAILABLE, 'segment store cannot write to its storage; try again later');
+      if (++failed >= 3) throw new KvtFault(ErrorCodes.UNAVAILABLE, 'segment store cannot write to its storage; try again later');
     }
   }
 
-  private async attempt<P>(seg: SegmentState, req: CheckedIterate, sink: FamilyPageSink<P>, freshSink: () => FamilyPageSink<P>): Promise<Attempt<P>> {
+  /** One attempt at the page from this instant, locating at most `locate` chunks (undefined: they did not fill it). */
+  private async attempt<P>(seg: SegmentState, req: CheckedIterate, sink: FamilyPageSink<P>, freshSink: () => FamilyPageSink<P>, locate: number): Promise<Attempt<P>> {
     const now = this.clock();
     const { lower, upper } = userBounds(req);
     if (lower && upper && emptyBetween(lower, upper)) return { page: sink.finish(true), waitFor: new Set() };
     const walk = new FamilyPageWalk(lower, upper, now, sink);
     const visit = req.reverse ? walk.backwardRecord : walk.forwardRecord;
     // Located and snapshotted in one synchronous pass: the page is the family at this instant.
-    const where = this.families.locatePage(seg, req.family, req.reverse ? upper?.key : lower?.key, req.reverse, Math.max(PAGE_CHUNKS, req.maxItems));
+    const where = this.families.locatePage(seg, req.family, req.reverse ? upper?.key : lower?.key, req.reverse, locate);
     const waitFor = new Set<StagedBatch>();
     if ('headOf' in where) {
       const snapshot = this.db.snapshot();
@@ -90,8 +101,11 @@ export class FamilyPageReader {
     const { chunks } = where;
     const snapshot = chunks.some((c) => c.record === undefined && !c.absent) ? this.db.snapshot() : undefined;
     try {
-      for (let from = 0; from < chunks.length; from += READ_SLICE) {
-        const slice = chunks.slice(from, from + READ_SLICE);
+      // Each chunk holds a live entry unless its entries expired, so a page of n items needs about n
+      // chunks: the first read takes that many (a page of one key, getLatest's, reads one record,
+      // not eight), and each further read twice as many, up to READ_SLICE.
+      for (let from = 0, size = Math.max(1, Math.min(READ_SLICE, req.maxItems)); from < chunks.length; from += size, size = Math.min(READ_SLICE, size * 2)) {
+        const slice = chunks.slice(from, from + size);
         const records = await this.records(slice, snapshot);
         for (let i = 0; i < slice.length; i++) {
           if (slice[i].staged) waitFor.add(slice[i].staged!);

@@ -500,6 +500,51 @@ describe('SegmentEngine over chunked families', () => {
     }
   });
 
+  it('fills a small page past chunks of expired entries not swept yet, however many, in both directions', async () => {
+    // A page of n items first locates n + 1 chunks, then at least 64, then reads the slow way: each
+    // family below makes a page of one item take another of those steps, forward and in reverse.
+    let now = 1_700_000_000_000;
+    const engine = await engineWithSegment({ clock: () => now });
+    const key = (n: number): Buffer => Buffer.from(`k${String(n).padStart(4, '0')}`);
+    const N = 400; // 6,000-byte values: two or three to a chunk, so ~160 chunks
+    const expiring = { none: 0, few: 5, some: 60, most: 190 };
+    for (const [family, count] of Object.entries(expiring)) {
+      for (const [from, to] of [
+        [0, N / 2],
+        [N / 2, N],
+      ]) {
+        const modifications = [];
+        for (let n = from; n < to; n++) {
+          // Forward the first `count` keys expire, in reverse the last `count` (the lowest live key at `count`, the highest at N - 1 - count).
+          const expires = n < count || n >= N - count;
+          modifications.push({ family, key: key(n), value: Buffer.alloc(6000, n), ttlMs: expires ? 1000 : 0 });
+        }
+        await engine.update({ segmentId: SEG, modifications });
+      }
+    }
+    now += 5_000; // expired, not swept (the sweeper is off)
+    for (const [family, count] of Object.entries(expiring)) {
+      const forward = await iterateBoth(engine, { segmentId: SEG, family, maxItems: 1, includeValues: true });
+      expect(
+        forward.items.map((i) => Buffer.from(i.key).toString()),
+        family,
+      ).toEqual([key(count).toString()]);
+      expect(Buffer.from(forward.items[0].value).equals(Buffer.alloc(6000, count)), family).toBe(true);
+      const backward = await iterateBoth(engine, { segmentId: SEG, family, maxItems: 1, reverse: true });
+      expect(
+        backward.items.map((i) => Buffer.from(i.key).toString()),
+        family,
+      ).toEqual([key(N - 1 - count).toString()]);
+      // From a bound inside the first chunk (its lower keys outside the page), two items.
+      const bounded = await iterateBoth(engine, { segmentId: SEG, family, maxItems: 2, from: key(count + 1) });
+      expect(
+        bounded.items.map((i) => Buffer.from(i.key).toString()),
+        family,
+      ).toEqual([key(count + 1).toString(), key(count + 2).toString()]);
+      expect(bounded.done, family).toBe(false);
+    }
+  });
+
   it('sweeps expired entries out of chunks, leaving live neighbours and newer writes alone', async () => {
     let now = 1_700_000_000_000;
     const engine = await engineWithSegment({ clock: () => now });
