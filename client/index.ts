@@ -55,7 +55,7 @@ export {
   timeOf,
   timeUuidOf,
 } from './revisions';
-export type { ListRevisionsOptions, PageRevisionStoreOptions, PutRenderOptions, Render, RenderBody, RenderedRevision, RenderInput, RenderKey, RevisionPage } from './revisions';
+export type { ListRevisionsOptions, PageRevisionStoreOptions, PutRenderOptions, ReadRenderOptions, Render, RenderBody, RenderedRevision, RenderInput, RenderKey, RevisionPage } from './revisions';
 export { KvtArchiveStore, CassandraArchiveStore, ArchiveCorruptedError, defaultArchiveStoreOptions, MAX_ARCHIVED_REV, MAX_ARCHIVED_RENDER_BYTES } from './archive';
 export type {
   ArchiveStore,

@@ -6,7 +6,8 @@
  *
  * The server runs in a child process (this file with `--serve`). A message carries a 4-byte id, the
  * 4-byte size of the answer asked for and, for a write, the render's bytes; the answer carries the
- * id and that many bytes of text, which the caller decodes to a string as a getLatest does.
+ * id and that many bytes of text, which the caller takes as bytes, as the benchmark's getLatest does
+ * (`{ bytes: true }`: undecoded).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
@@ -78,7 +79,7 @@ export async function startGrpcFloor(latestBytes: (title: string) => number): Pr
     });
   return {
     put: async (r) => void (await call(ACK_BYTES, Buffer.from(r.value))),
-    latest: async (title) => (await call(latestBytes(title))).toString('utf8', 4).length > 0,
+    latest: async (title) => (await call(latestBytes(title))).length > 4,
     close: async () => {
       stream.end();
       client.close();

@@ -244,7 +244,8 @@ async function main(): Promise<void> {
       },
       // What `kvt pages import` sends at once.
       batch: { renders: 64, bytes: 8 * 1024 * 1024 },
-      latest: async (title) => (await store.getLatest(title)) !== null,
+      // As an HTTP front end reads a page to send it: its bytes, undecoded (etcd answers bytes too).
+      latest: async (title) => (await store.getLatest(title, { bytes: true })) !== null,
     };
     const etcdPeer: PagesPeer = {
       name: 'etcd',

@@ -11,11 +11,11 @@ import { Archiver, fromArchive, MovedHistory } from './archiving';
 import { after, KIND, positionOf, readPosition, recordKey, revisionPrefix } from './key-layout';
 import { ListMode, PageTokens } from './page-token';
 import { EncodedRender, encodeRender } from './render-codec';
-import { bodyOf, checkContent, checkDuration, checkLimit, checkRev, checkTid, checkTitle } from './render-input';
+import { bodyOf, checkContent, checkDuration, checkLimit, checkReadOptions, checkRev, checkTid, checkTitle, withBytes } from './render-input';
 import { RawEntry, RenderReader } from './render-reader';
 import { RenderTarget, RenderWriter } from './render-writer';
 import { TimeUuidGenerator } from './time-uuid';
-import type { ListRevisionsOptions, PageRevisionStoreOptions, PutRenderOptions, Render, RenderedRevision, RenderInput, RenderKey, RevisionPage } from './types';
+import type { ListRevisionsOptions, PageRevisionStoreOptions, PutRenderOptions, ReadRenderOptions, Render, RenderedRevision, RenderInput, RenderKey, RevisionPage } from './types';
 
 /** The default recency window and historical TTL: 24 hours. */
 export const DEFAULT_RECENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -157,47 +157,51 @@ export class PageRevisionStore implements AsyncDisposable {
   }
 
   /** The latest render of the latest revision of a page, or null when it has none. */
-  async getLatest(title: string): Promise<Render | null> {
+  async getLatest(title: string, options?: ReadRenderOptions): Promise<Render | null> {
     this.checkOpen();
     checkTitle(title);
-    return this.reader.read(title, async () => this.reader.firstLive(title, await this.reader.firstPage(title, { prefix: Buffer.of(KIND.RENDER), maxKeysAtOnce: 1 })));
+    const bytes = checkReadOptions(options);
+    return this.reader.read(title, async () => this.reader.firstLive(title, await this.reader.firstPage(title, { prefix: Buffer.of(KIND.RENDER), maxKeysAtOnce: 1 }), bytes));
   }
 
   /**
    * The latest render of a revision: from the hot renders, else from the historical ones, else made
    * by the `render` callback (stored for `historicalTtlMs`); null when none of them has it.
    */
-  async getRevision(title: string, rev: number): Promise<Render | null> {
+  async getRevision(title: string, rev: number, options?: ReadRenderOptions): Promise<Render | null> {
     this.checkOpen();
     checkTitle(title);
     checkRev(rev);
+    const bytes = checkReadOptions(options);
     const found = await this.reader.read(title, async () => {
       const hot = await this.reader.firstPage(title, { prefix: revisionPrefix(KIND.RENDER, rev), maxKeysAtOnce: 1 });
-      if (hot.length > 0) return this.reader.decode(title, hot[0]);
-      return this.reader.firstLive(title, await this.reader.firstPage(title, { prefix: revisionPrefix(KIND.HISTORICAL, rev), maxKeysAtOnce: 16 }));
+      if (hot.length > 0) return this.reader.decode(title, hot[0], bytes);
+      return this.reader.firstLive(title, await this.reader.firstPage(title, { prefix: revisionPrefix(KIND.HISTORICAL, rev), maxKeysAtOnce: 16 }), bytes);
     });
     if (found) return found;
     const archived = await this.options.archive?.get(title, rev);
-    if (archived) return fromArchive(archived);
-    return this.options.render ? this.renderMissing(title, rev) : null;
+    const other = archived ? fromArchive(archived) : this.options.render ? await this.renderMissing(title, rev) : null;
+    return other && bytes ? withBytes(other) : other;
   }
 
   /** One render, exactly (hot or historical); null when absent. Never calls `render`. */
-  async getRender(title: string, rev: number, tid: string): Promise<Render | null> {
+  async getRender(title: string, rev: number, tid: string, options?: ReadRenderOptions): Promise<Render | null> {
     this.checkOpen();
     checkTitle(title);
     checkRev(rev);
     const position = positionOf(rev, checkTid(tid));
+    const bytes = checkReadOptions(options);
     const found = await this.reader.read(title, async () => {
       const entries = await this.table.getAll(title, [recordKey(KIND.RENDER, position), recordKey(KIND.HISTORICAL, position)]);
       return this.reader.firstLive(
         title,
         entries.filter((e) => e !== null),
+        bytes,
       );
     });
     if (found || !this.options.archive) return found;
     const archived = await this.options.archive.get(title, rev, tid);
-    return archived ? fromArchive(archived) : null;
+    return archived ? (bytes ? withBytes(fromArchive(archived)) : fromArchive(archived)) : null;
   }
 
   /**

@@ -136,15 +136,18 @@ export function decodeRecord(value: Uint8Array): RecordHeader {
   return { expiresAt, headers, directory, upload: Buffer.from(b.subarray(at, at + 8)), chunkCount, bodyOffset: at, bodyBytes };
 }
 
-/** The value and parts of a record from its bodies' bytes (inline: the record itself from bodyOffset). */
-export function bodiesOf(header: RecordHeader, bytes: Buffer, offset: number): { value: RenderBody; parts: Record<string, RenderBody> } {
+/**
+ * The value and parts of a record from its bodies' bytes (inline: the record itself from bodyOffset);
+ * with `asBytes`, every body as a view of `bytes` (see ReadRenderOptions.bytes).
+ */
+export function bodiesOf(header: RecordHeader, bytes: Buffer, offset: number, asBytes = false): { value: RenderBody; parts: Record<string, RenderBody> } {
   const parts: Record<string, RenderBody> = {};
   let value: RenderBody = '';
   let at = offset;
   header.directory.forEach((d, i) => {
     // A copy for bytes bodies: the caller may keep one part without keeping the whole record alive.
-    const slice = d.text ? bytes.subarray(at, at + d.length) : Buffer.from(bytes.subarray(at, at + d.length));
-    const body = bodyOf(slice, d.text);
+    const slice = d.text || asBytes ? bytes.subarray(at, at + d.length) : Buffer.from(bytes.subarray(at, at + d.length));
+    const body = bodyOf(slice, d.text, asBytes);
     if (i === 0) value = body;
     else parts[d.name] = body;
     at += d.length;

@@ -8,7 +8,7 @@ import { MAX_KEY_FAMILY_LENGTH } from '../limits';
 import { MAX_REV } from './key-layout';
 import { SlabTextEncoder } from './text-encoder';
 import { checkTimeUuid } from './time-uuid';
-import type { RenderBody } from './types';
+import type { ReadRenderOptions, Render, RenderBody } from './types';
 
 /** The most bytes one render may hold: its value, parts, part names and headers together (32 MiB). */
 export const MAX_RENDER_BYTES = 32 * 1024 * 1024;
@@ -138,9 +138,24 @@ export function checkContent(value: unknown, headers: unknown, parts: unknown): 
   return { headers: h.headers, headersJson: h.json, bodies, size };
 }
 
-/** The body as it was given: a string for text, a Buffer for bytes. */
-export function bodyOf(bytes: Buffer, text: boolean): RenderBody {
-  return text ? bytes.toString('utf8') : bytes;
+/** The body as it was given: a string for text, a Buffer for bytes; with `asBytes`, the bytes either way. */
+export function bodyOf(bytes: Buffer, text: boolean, asBytes = false): RenderBody {
+  return text && !asBytes ? bytes.toString('utf8') : bytes;
+}
+
+/** @throws InvalidArgumentError unless `options` is a {@link ReadRenderOptions}; whether bodies are read as bytes. */
+export function checkReadOptions(options: unknown): boolean {
+  if (options === undefined) return false;
+  if (options === null || typeof options !== 'object') throw new InvalidArgumentError(`options must be an object, got ${kind(options)}`);
+  const bytes = (options as ReadRenderOptions).bytes;
+  if (bytes !== undefined && typeof bytes !== 'boolean') throw new InvalidArgumentError(`options.bytes must be a boolean, got ${kind(bytes)}`);
+  return bytes === true;
+}
+
+/** `render` with its text bodies as their UTF-8 bytes (a render that did not come from a record: archived or just made). */
+export function withBytes(render: Render): Render {
+  const bytes = (b: RenderBody): Uint8Array => (typeof b === 'string' ? Buffer.from(b, 'utf8') : b);
+  return { ...render, value: bytes(render.value), parts: Object.fromEntries(Object.entries(render.parts).map(([name, b]) => [name, bytes(b)])) };
 }
 
 /** @throws InvalidArgumentError unless `ms` is a positive safe integer number of milliseconds. */

@@ -58,10 +58,11 @@ export class RenderReader {
   }
 
   /**
-   * The render of a record entry (kind RENDER or HISTORICAL), or null for an expired historical one.
+   * The render of a record entry (kind RENDER or HISTORICAL), or null for an expired historical one;
+   * with `asBytes`, its bodies as bytes (see ReadRenderOptions.bytes).
    * @throws StaleRecord (caught by {@link read}) when its chunks are missing.
    */
-  async decode(title: string, entry: RawEntry): Promise<Render | null> {
+  async decode(title: string, entry: RawEntry, asBytes = false): Promise<Render | null> {
     const key = asBuffer(entry.key);
     const value = asBuffer(entry.value);
     const header = decodeRecord(value);
@@ -69,7 +70,7 @@ export class RenderReader {
     const { rev, tid } = readPosition(key, 1);
     let bodies;
     if (header.upload === null) {
-      bodies = bodiesOf(header, value, header.bodyOffset);
+      bodies = bodiesOf(header, value, header.bodyOffset, asBytes);
     } else {
       const chunkKind = key[0] === KIND.HISTORICAL ? KIND.HISTORICAL_CHUNK : KIND.CHUNK;
       const position = key.subarray(1);
@@ -79,15 +80,15 @@ export class RenderReader {
         if (c === null || c.value.length !== chunkLength(header, i)) throw new StaleRecord(`chunk ${i} of render ${tid} of revision ${rev} is ${c === null ? 'missing' : `${c.value.length} bytes`}`);
         return asBuffer(c.value);
       });
-      bodies = bodiesOf(header, Buffer.concat(parts, header.bodyBytes), 0);
+      bodies = bodiesOf(header, Buffer.concat(parts, header.bodyBytes), 0, asBytes);
     }
     return { title, rev, tid, value: bodies.value, headers: header.headers, parts: bodies.parts };
   }
 
   /** The first record of `entries` that decodes to a live render (historical ones may have expired). */
-  async firstLive(title: string, entries: RawEntry[]): Promise<Render | null> {
+  async firstLive(title: string, entries: RawEntry[], asBytes = false): Promise<Render | null> {
     for (const entry of entries) {
-      const render = await this.decode(title, entry);
+      const render = await this.decode(title, entry, asBytes);
       if (render) return render;
     }
     return null;

@@ -45,6 +45,17 @@ export interface RenderedRevision {
   tid?: string;
 }
 
+/** Options of the reads of one render: {@link PageRevisionStore.getLatest}, `getRevision`, `getRender`. */
+export interface ReadRenderOptions {
+  /**
+   * Every body as bytes, text ones too (their UTF-8), instead of as written: what an HTTP front end
+   * sends on as it is, without decoding text it never looks at (a 14 KB page decoded to a string
+   * costs the client about as much as the rest of its read). The bodies are views of the bytes read,
+   * not copies. @default false
+   */
+  bytes?: boolean;
+}
+
 /** Options of {@link PageRevisionStore.putRender}. */
 export interface PutRenderOptions {
   /** Only if no render with this (rev, tid) exists; otherwise RenderExistsError. @default false */

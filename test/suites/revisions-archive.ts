@@ -127,8 +127,11 @@ export function archiveSuite(ctx: RevisionsSuiteContext): void {
       const store = new PageRevisionStore(table, { clock: clock.read, archive, render: async (_title, rev) => (asked.push(rev), { value: `rendered ${rev}` }) });
       await archive.append([{ title: 'Old_Page', rev: 3, tid: tidAt(T0), value: 'from the archive' }]);
       expect((await store.getRevision('Old_Page', 3))?.value).toBe('from the archive');
+      expect((await store.getRevision('Old_Page', 3, { bytes: true }))?.value).toEqual(Buffer.from('from the archive'));
+      expect((await store.getRender('Old_Page', 3, tidAt(T0), { bytes: true }))?.value).toEqual(Buffer.from('from the archive'));
       expect((await store.getRevision('Old_Page', 4))?.value).toBe('rendered 4');
-      expect(asked).toEqual([4]);
+      expect((await store.getRevision('Old_Page', 5, { bytes: true }))?.value).toEqual(Buffer.from('rendered 5'));
+      expect(asked).toEqual([4, 5]);
     });
 
     it('refuses archiveHistory without an archive, naming the option', async () => {

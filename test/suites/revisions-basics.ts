@@ -43,6 +43,25 @@ export function basicsSuite(ctx: RevisionsSuiteContext): void {
       expect(summary(latest)).toEqual(summary({ title: 'P', rev: 2, tid: tidAt(T0 + 1), value: data, headers: {}, parts: {} }));
     });
 
+    it('reads every body as bytes when asked (text as its UTF-8), small and chunked, and refuses bad read options', async () => {
+      const { store } = await ctx.store();
+      const html = text(60_000, 2); // over one value: stored in chunks
+      const small = { title: 'P', rev: 1, tid: tidAt(T0), value: '<p>Grüße</p>', headers: { etag: '"1"' }, parts: { 'data-parsoid': '{"ids":{}}', raw: Buffer.from([0, 255]) } };
+      await store.putRender(small);
+      await store.putRender({ title: 'P', rev: 2, tid: tidAt(T0 + 1), value: html, parts: { 'section-offsets': text(60_000, 3) } });
+      const asBytes = { ...small, value: Buffer.from('<p>Grüße</p>'), parts: { 'data-parsoid': Buffer.from('{"ids":{}}'), raw: Buffer.from([0, 255]) } };
+      expect(await store.getRevision('P', 1, { bytes: true })).toEqual(asBytes);
+      expect(await store.getRender('P', 1, small.tid, { bytes: true })).toEqual(asBytes);
+      expect(await store.getRender('P', 1, small.tid, { bytes: false })).toEqual(small);
+      const latest = await store.getLatest('P', { bytes: true });
+      expect(Buffer.isBuffer(latest?.value) && Buffer.isBuffer(latest?.parts['section-offsets'])).toBe(true);
+      expect(summary(latest)).toEqual(summary({ title: 'P', rev: 2, tid: tidAt(T0 + 1), value: Buffer.from(html), headers: {}, parts: { 'section-offsets': Buffer.from(text(60_000, 3)) } }));
+      expect(typeof (await store.getLatest('P'))?.value).toBe('string');
+      await expectInvalid(store.getLatest('P', { bytes: 'yes' } as never), 'options.bytes must be a boolean, got string');
+      await expectInvalid(store.getRevision('P', 1, 7 as never), 'options must be an object, got number');
+      await expectInvalid(store.getRender('P', 1, small.tid, null as never), 'options must be an object, got null');
+    });
+
     it('gives a render without a tid a new time-based UUID at the store clock', async () => {
       const { store, clock } = await ctx.store();
       clock.advance(12_345);
