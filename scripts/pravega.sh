@@ -16,8 +16,10 @@
 #
 # Environment: KVT_PRAVEGA_HOME (.pravega), KVT_PRAVEGA_ZK_PORT (12181), KVT_PRAVEGA_CONTROLLER_PORT (19090),
 # KVT_PRAVEGA_SEGMENTSTORE_PORT (16000), KVT_PRAVEGA_HEAP (the most heap, 4G: the standalone keeps every table in
-# it, and a full benchmark run's writes ran a 1G heap out of memory; it starts at 512M), KVT_PRAVEGA_START_TIMEOUT_S (120),
-# JAVA_HOME (else java on PATH; Java 11 or 17).
+# it, and a full benchmark run's writes ran a 1G heap out of memory; it starts at 512M), KVT_PRAVEGA_CACHE_MB (the segment
+# store's cache, 768: the emulator's own 128 MiB filled during a full benchmark run of 2026-11-27 11:06, and the in-memory
+# standalone fails its container on a full cache (CacheFullException) and answers nothing after; direct memory is the
+# cache and 256 MiB for the network buffers), KVT_PRAVEGA_START_TIMEOUT_S (120), JAVA_HOME (else java on PATH; Java 11 or 17).
 # Any failure prints one line starting with "pravega.sh:" on stderr and exits 1.
 set -euo pipefail
 
@@ -28,6 +30,8 @@ ZK_PORT="${KVT_PRAVEGA_ZK_PORT:-12181}"
 CONTROLLER_PORT="${KVT_PRAVEGA_CONTROLLER_PORT:-19090}"
 SEGMENTSTORE_PORT="${KVT_PRAVEGA_SEGMENTSTORE_PORT:-16000}"
 HEAP="${KVT_PRAVEGA_HEAP:-4G}"
+CACHE_MB="${KVT_PRAVEGA_CACHE_MB:-768}"
+[[ "$CACHE_MB" =~ ^[1-9][0-9]*$ ]] || { echo "pravega.sh: KVT_PRAVEGA_CACHE_MB is \"$CACHE_MB\"; it must be a positive whole number of MiB" >&2; exit 1; }
 START_TIMEOUT_S="${KVT_PRAVEGA_START_TIMEOUT_S:-120}"
 
 M2_DIR="$HOME_DIR/m2"
@@ -96,6 +100,7 @@ singlenode.admin.gateway.enable=false
 pravegaservice.service.listener.host.nameOrIp=127.0.0.1
 pravegaservice.service.published.host.nameOrIp=127.0.0.1
 pravegaservice.rest.listener.enable=false
+pravegaservice.cache.size.max=$((CACHE_MB * 1024 * 1024))
 EOF
   cat >"$CONF_DIR/logback.xml" <<EOF
 <!-- Written by scripts/pravega.sh: warnings to logs/standalone.log, and the emulator's own start lines. -->
@@ -141,7 +146,7 @@ start() {
   # 9>&-: the server must not inherit the lock, or it would hold it for as long as it runs.
   # -Djava.io.tmpdir: the emulator's ZooKeeper writes its snapshots there.
   mkdir -p "$HOME_DIR/tmp"
-  (cd "$HOME_DIR" && exec setsid nohup "$java" -Xms512m -Xmx"$HEAP" -XX:MaxDirectMemorySize=512m -XX:+UseG1GC \
+  (cd "$HOME_DIR" && exec setsid nohup "$java" -Xms512m -Xmx"$HEAP" -XX:MaxDirectMemorySize=$((CACHE_MB + 256))m -XX:+UseG1GC \
     -Djava.net.preferIPv4Stack=true -Djava.io.tmpdir="$HOME_DIR/tmp" \
     -Dsinglenode.configurationFile="$CONF_DIR/standalone.properties" -Dlogback.configurationFile="$CONF_DIR/logback.xml" \
     -cp "$(cat "$SERVER_CLASSPATH")" io.pravega.local.LocalPravegaEmulator >"$LOG_DIR/stdout.log" 2>&1 </dev/null 9>&-) &
