@@ -11,7 +11,7 @@ import { Archiver, fromArchive, MovedHistory } from './archiving';
 import { after, KIND, positionOf, readPosition, recordKey, revisionPrefix } from './key-layout';
 import { ListMode, PageTokens } from './page-token';
 import { EncodedRender, encodeRender } from './render-codec';
-import { bodyOf, checkContent, checkDuration, checkLimit, checkReadOptions, checkRev, checkTid, checkTitle, withBytes } from './render-input';
+import { bodyOf, checkContent, checkDuration, checkLimit, checkReadOptions, checkRev, checkTid, checkTitle, readAs } from './render-input';
 import { RawEntry, RenderReader } from './render-reader';
 import { RenderTarget, RenderWriter } from './render-writer';
 import { TimeUuidGenerator } from './time-uuid';
@@ -180,8 +180,7 @@ export class PageRevisionStore implements AsyncDisposable {
     });
     if (found) return found;
     const archived = await this.options.archive?.get(title, rev);
-    const other = archived ? fromArchive(archived) : this.options.render ? await this.renderMissing(title, rev) : null;
-    return other && bytes ? withBytes(other) : other;
+    return readAs(archived ? fromArchive(archived) : this.options.render ? await this.renderMissing(title, rev) : null, bytes);
   }
 
   /** One render, exactly (hot or historical); null when absent. Never calls `render`. */
@@ -201,7 +200,7 @@ export class PageRevisionStore implements AsyncDisposable {
     });
     if (found || !this.options.archive) return found;
     const archived = await this.options.archive.get(title, rev, tid);
-    return archived ? (bytes ? withBytes(fromArchive(archived)) : fromArchive(archived)) : null;
+    return readAs(archived ? fromArchive(archived) : null, bytes);
   }
 
   /**

@@ -145,7 +145,8 @@ export function bodiesOf(header: RecordHeader, bytes: Buffer, offset: number, as
   let value: RenderBody = '';
   let at = offset;
   header.directory.forEach((d, i) => {
-    // A copy for bytes bodies: the caller may keep one part without keeping the whole record alive.
+    // A copy for bytes bodies read as written: the caller may keep one part without keeping the whole
+    // record alive. Read as bytes (ReadRenderOptions.bytes), every body is a view, as documented.
     const slice = d.text || asBytes ? bytes.subarray(at, at + d.length) : Buffer.from(bytes.subarray(at, at + d.length));
     const body = bodyOf(slice, d.text, asBytes);
     if (i === 0) value = body;

@@ -152,8 +152,12 @@ export function checkReadOptions(options: unknown): boolean {
   return bytes === true;
 }
 
-/** `render` with its text bodies as their UTF-8 bytes (a render that did not come from a record: archived or just made). */
-export function withBytes(render: Render): Render {
+/**
+ * `render` as a read asked for it: unchanged, or with `asBytes` its text bodies as their UTF-8 bytes.
+ * For a render that did not come from a record (archived or just made); records decode as asked.
+ */
+export function readAs(render: Render | null, asBytes: boolean): Render | null {
+  if (render === null || !asBytes) return render;
   const bytes = (b: RenderBody): Uint8Array => (typeof b === 'string' ? Buffer.from(b, 'utf8') : b);
   return { ...render, value: bytes(render.value), parts: Object.fromEntries(Object.entries(render.parts).map(([name, b]) => [name, bytes(b)])) };
 }
