@@ -25,7 +25,7 @@ export interface SegmentStoreConfig {
   logLevel: LogLevel;
   /** How often expired entries are swept; 0 = never. @default 1000 */
   expirySweepIntervalMs: number;
-  /** MiB of recently written key-family chunks kept in memory (writes to them need no read). @default 64 */
+  /** MiB of recently written or read key-family chunks kept in memory (writes and gets of them need no LevelDB read). @default 64 */
   chunkCacheMb: number;
   /** MiB of key-family directories (the keys of a family's chunks) kept in memory. @default 16 */
   directoryCacheMb: number;
@@ -93,7 +93,7 @@ export const SEGMENT_STORE_OPTIONS: readonly OptionSpec[] = [
     max: 86_400_000,
     description: 'how often expired entries are removed (0 = never)',
   },
-  { flag: 'chunk-cache-mb', env: 'CHUNK_CACHE_MB', kind: 'int', default: d.chunkCacheMb, min: 0, max: 1_048_576, description: 'MiB of recently written key-family chunks kept in memory' },
+  { flag: 'chunk-cache-mb', env: 'CHUNK_CACHE_MB', kind: 'int', default: d.chunkCacheMb, min: 0, max: 1_048_576, description: 'MiB of recently written or read key-family chunks kept in memory' },
   {
     flag: 'directory-cache-mb',
     env: 'DIRECTORY_CACHE_MB',

@@ -80,6 +80,16 @@ export class FamilyStore {
     this.loader = new DirectoryLoader(ctx.db);
   }
 
+  /**
+   * A chunk record a point read got from LevelDB in the same synchronous turn as it located its key
+   * (so with no write of it staged since: see point-reader.ts): it joins the cache unless a write of it
+   * is staged, which is then what the cache must learn, from {@link committed}. So a family read often
+   * is answered from memory however large LevelDB grows, as a family written often already is.
+   */
+  cacheRead(id: string, record: Buffer): void {
+    if (!this.ctx.overlay.get(id)) this.chunks.set(id, record, chunkCharge(record));
+  }
+
   /** Chunk records of a durable batch: they become the cached contents. */
   committed(entries: readonly OverlayEntry[]): void {
     for (let i = 0; i < entries.length; i++) {
@@ -382,7 +392,7 @@ export class FamilyStore {
     const id = prefix.toString('latin1');
     const dir = this.cachedDirectory(seg, id, false);
     if (!dir) {
-      const head = this.ctx.overlay.get(id)?.value ?? this.chunks.peek(id);
+      const head = this.ctx.overlay.get(id)?.value ?? this.chunks.get(id);
       if (!head) return { headOf: prefix };
       const at = lookups.seek(head, key);
       if (at === ABSENT_BEYOND && !isSoleChunk(head)) return { headOf: prefix };
@@ -395,7 +405,7 @@ export class FamilyStore {
     const chunk = this.chunkId(dir, c);
     const staged = this.ctx.overlay.get(chunk);
     if (staged) return { found: { entry: lookups.find(staged.value, key, now), staged: notDurable(staged.batch) } };
-    const cached = this.chunks.peek(chunk);
+    const cached = this.chunks.get(chunk);
     if (cached) return { found: { entry: lookups.find(cached, key, now), staged: undefined } };
     return { chunkKey: dir.keys[c] };
   }

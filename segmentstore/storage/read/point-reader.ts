@@ -127,7 +127,8 @@ export class PointReader {
       const to = Math.min(refs.length, from + GET_SLICE_KEYS);
       const slice: StoredRead[] = [];
       while (r < reads.length && reads[r].index < to) slice.push(reads[r++]);
-      if (slice.length > 0) await this.readSlice(refs, located, slice);
+      // The first slice is read in the turn of the locating (nothing awaited since): see readSlice.
+      if (slice.length > 0) await this.readSlice(refs, located, slice, from === 0);
       for (let i = from; i < to; i++) {
         const e = answers[i]!;
         answers[i] = undefined;
@@ -141,23 +142,34 @@ export class PointReader {
   /**
    * Answers the keys of `slice` from the snapshot: one read of the distinct records named (a chunk
    * asked for by several keys is read once), then, for a key whose family's first chunk does not tell
-   * (several chunks, the key above its last), a reverse seek for the floor chunk.
+   * (several chunks, the key above its last), a reverse seek for the floor chunk. `current`: read in
+   * the same synchronous turn as the keys were located, when every chunk record read is the chunk as it
+   * stands (a write of it since would be in the overlay, which locating found empty for it, and
+   * nothing could stage one in between): those go to the chunk cache (FamilyStore.cacheRead).
    */
-  private async readSlice(refs: KeyRefs, located: Located, slice: readonly StoredRead[]): Promise<void> {
+  private async readSlice(refs: KeyRefs, located: Located, slice: readonly StoredRead[], current: boolean): Promise<void> {
     const { answers, now, snapshot, lookups } = located;
     const slots = new Map<string, number>();
     const keys: Buffer[] = [];
+    const chunkIds: (string | undefined)[] = [];
     const slotOf = slice.map((s) => {
       if (s.kind === 'plain') return keys.push(s.key) - 1;
       const id = s.key.toString('latin1');
       let slot = slots.get(id);
       if (slot === undefined) {
         slot = keys.push(s.key) - 1;
+        chunkIds[slot] = id;
         slots.set(id, slot);
       }
       return slot;
     });
     const records = readRecords(this.db, keys, snapshot);
+    if (current)
+      for (let i = 0; i < records.length; i++) {
+        const id = chunkIds[i];
+        const record = records[i];
+        if (id !== undefined && record !== undefined) this.families.cacheRead(id, record);
+      }
     const floors: StoredRead[] = [];
     slice.forEach((s, n) => {
       const key = refs[s.index].key;

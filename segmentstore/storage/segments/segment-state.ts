@@ -35,7 +35,7 @@ export class SegmentState {
   }
 }
 
-/** Default bytes of recently written family chunks kept in memory; the store's `--chunk-cache-mb` defaults to it. */
+/** Default bytes of recently written or read family chunks kept in memory; the store's `--chunk-cache-mb` defaults to it. */
 export const DEFAULT_CHUNK_CACHE_BYTES = 64 * 1024 * 1024;
 
 /** Default bytes of family directories kept in memory; the store's `--directory-cache-mb` defaults to it. */
@@ -98,7 +98,7 @@ export interface SegmentEngineOptions {
   maxFlushOps?: number;
   /** Longest one Execute's updates may hold back a flush while they stage. @default 10 */
   maxHoldMs?: number;
-  /** Bytes of recently written family chunks kept in memory (writes to them need no read). @default 64 MiB */
+  /** Bytes of recently written or read family chunks kept in memory (writes and gets of them need no LevelDB read). @default 64 MiB */
   chunkCacheBytes?: number;
   /** Bytes of family directories (each family's chunk keys) kept in memory. @default 16 MiB */
   directoryCacheBytes?: number;

@@ -153,7 +153,22 @@ describe('family directories evicted while their writes are staged', () => {
               rand() < 0.5
                 ? engine.withHeldCommits((update) => updates.map((modifications) => update({ segmentId: SEG, modifications })))
                 : updates.map((modifications) => engine.update({ segmentId: SEG, modifications }));
+            // Point reads sent with the updates (answered from the overlay, or from LevelDB where a
+            // chunk is not rewritten: those chunks join the cache) and after them, one key per get
+            // and all in one: the ones after must match the model, as later rounds' reads must
+            // after these rounds' writes, whatever the reads put in the cache.
+            const keys = Array.from({ length: 8 }, () => ({ family: rand() < 0.5 ? 'a' : 'b', key: b(keyOf()) }));
+            const early = engine.get({ segmentId: SEG, keys });
             await Promise.all(sent);
+            expect((await early).entries).toHaveLength(keys.length);
+            const want = keys.map(({ family, key }) => model.get(family)!.get(key.toString()) ?? null);
+            const hex = (e: { found: boolean; value: Uint8Array }): string | null => (e.found ? Buffer.from(e.value).toString('hex') : null);
+            const singles = await Promise.all(keys.map((k) => engine.get({ segmentId: SEG, keys: [k] })));
+            expect(
+              singles.map((g) => hex(g.entries[0])),
+              `seed ${seed}, round ${round}: single gets`,
+            ).toEqual(want);
+            expect((await engine.get({ segmentId: SEG, keys })).entries.map(hex), `seed ${seed}, round ${round}: one get`).toEqual(want);
           }
           for (const [family, entries] of model) {
             expect(await readFamily(engine, family), `seed ${seed}, family ${family}`).toEqual([...entries].sort(([x], [y]) => (x < y ? -1 : 1)));
@@ -164,4 +179,104 @@ describe('family directories evicted while their writes are staged', () => {
       }
     }, 120_000);
   }
+});
+
+describe('chunks read by point gets', () => {
+  /** Counts the engine's synchronous LevelDB reads (what a point get of a chunk not in memory does); nothing is faked. */
+  function countReads(engine: SegmentEngine): { count: number } {
+    const db = (engine as unknown as { db: { getSync: (key: Buffer, options?: unknown) => unknown } }).db;
+    const getSync = db.getSync.bind(db);
+    const counter = { count: 0 };
+    db.getSync = (key: Buffer, options?: unknown) => {
+      counter.count++;
+      return getSync(key, options);
+    };
+    return counter;
+  }
+
+  it('answers a family read again from memory, and a write of it after that from the write', async () => {
+    using dir = tempDir('kvt-chunkread-');
+    const where = path.join(dir.path, 'db');
+    const put = (family: string, key: string, value: string) => ({ segmentId: SEG, modifications: [{ type: 'PUT' as const, family, key: b(key), value: b(value) }] });
+    let engine = await openEngine(where, {});
+    for (const family of ['f', 'g']) for (const k of ['a', 'b', 'c']) await engine.update(put(family, k, `${family}${k}1`));
+    await engine.close();
+    // Reopened: nothing of the families in memory, every chunk in LevelDB only.
+    engine = await SegmentEngine.open(where, { expirySweepIntervalMs: 0 });
+    try {
+      const reads = countReads(engine);
+      const get = async (family: string, key: string) => {
+        const e = (await engine.get({ segmentId: SEG, keys: [{ family, key: b(key) }] })).entries[0];
+        return e.found ? Buffer.from(e.value).toString() : null;
+      };
+      expect(await get('f', 'a')).toBe('fa1');
+      expect(reads.count).toBe(1);
+      expect([await get('f', 'b'), await get('f', 'c'), await get('f', 'z')]).toEqual(['fb1', 'fc1', null]);
+      expect(reads.count).toBe(1); // the chunk read first answers them all
+      await engine.update(put('f', 'b', 'fb2'));
+      expect(await get('f', 'b')).toBe('fb2');
+      expect(await get('g', 'b')).toBe('gb1');
+      expect(reads.count).toBe(2); // g's chunk; f's came with its write
+      // A Get of both families, and the write it is sent with: every answer as of one instant.
+      const [, both] = await Promise.all([
+        engine.update(put('g', 'c', 'gc2')),
+        engine.get({
+          segmentId: SEG,
+          keys: [
+            { family: 'g', key: b('c') },
+            { family: 'f', key: b('b') },
+          ],
+        }),
+      ]);
+      expect(both.entries.map((e) => Buffer.from(e.value).toString())).toEqual(['gc2', 'fb2']);
+      expect(await get('g', 'c')).toBe('gc2');
+    } finally {
+      await engine.close();
+    }
+  });
+});
+
+describe('chunks read by a Get that waits in between', () => {
+  it('does not cache what it read after waiting: a write committed meanwhile stays what later reads see', async () => {
+    using dir = tempDir('kvt-chunkread-');
+    const where = path.join(dir.path, 'db');
+    const put = (family: string, key: string, value: Buffer | string) => ({
+      segmentId: SEG,
+      modifications: [{ type: 'PUT' as const, family, key: b(key), value: typeof value === 'string' ? b(value) : value }],
+    });
+    let engine = await openEngine(where, {});
+    // 'm': one 9 KB entry per chunk, so several chunks; 'p': one small chunk.
+    for (let i = 0; i < 6; i++) await engine.update(put('m', `k${i}`, Buffer.alloc(9000, i)));
+    await engine.update(put('p', 'x', 'old'));
+    await engine.close();
+    engine = await SegmentEngine.open(where, { expirySweepIntervalMs: 0 });
+    try {
+      // The reverse seek for 'm''s floor chunk (its directory is not in memory: the first iterator
+      // opened) is held until the write of 'p' is durable and applied to LevelDB (a page of the
+      // segment's family-less keys applies its writes first); the real iterator underneath.
+      const db = (engine as unknown as { db: { iterator: (o: unknown) => { all: () => Promise<unknown> } } }).db;
+      const iterator = db.iterator.bind(db);
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      db.iterator = (o: unknown) => {
+        db.iterator = iterator;
+        const it = iterator(o);
+        return { ...it, all: async () => (await held, it.all()) } as typeof it;
+      };
+      // 64 keys (one slice) whose first needs the seek, then 'p''s, read in the next slice.
+      const keys = [{ family: 'm', key: b('k3') }, ...Array.from({ length: 63 }, (_, i) => ({ family: `n${i}`, key: b('x') })), { family: 'p', key: b('x') }];
+      const reading = engine.get({ segmentId: SEG, keys });
+      await engine.update(put('p', 'x', 'new'));
+      expect((await engine.iterate({ segmentId: SEG, family: '', maxItems: 1, includeValues: true, hasAfter: false })).items).toEqual([]);
+      release();
+      const got = await reading;
+      expect(got.entries[0].value).toEqual(Buffer.alloc(9000, 3));
+      expect(Buffer.from(got.entries[64].value).toString()).toBe('old'); // as of the Get's instant
+      const after = await engine.get({ segmentId: SEG, keys: [{ family: 'p', key: b('x') }] });
+      expect(Buffer.from(after.entries[0].value).toString()).toBe('new');
+      expect(await readFamily(engine, 'p')).toEqual([['x', b('new').toString('hex')]]);
+    } finally {
+      await engine.close();
+    }
+  });
 });
