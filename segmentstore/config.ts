@@ -25,7 +25,7 @@ export interface SegmentStoreConfig {
   logLevel: LogLevel;
   /** How often expired entries are swept; 0 = never. @default 1000 */
   expirySweepIntervalMs: number;
-  /** MiB of recently written or read key-family chunks kept in memory (writes and gets of them need no LevelDB read). @default 64 */
+  /** MiB of recently written or read key-family chunks kept in memory (writes and reads of them need no LevelDB read). @default 64 */
   chunkCacheMb: number;
   /** MiB of key-family directories (the keys of a family's chunks) kept in memory. @default 16 */
   directoryCacheMb: number;

@@ -81,13 +81,29 @@ export class FamilyStore {
   }
 
   /**
-   * A chunk record a point read got from LevelDB in the same synchronous turn as it located its key
-   * (so with no write of it staged since: see point-reader.ts): it joins the cache unless a write of it
-   * is staged, which is then what the cache must learn, from {@link committed}. So a family read often
-   * is answered from memory however large LevelDB grows, as a family written often already is.
+   * A chunk record a read got from LevelDB, as LevelDB held it when the read located its chunk: read in
+   * that same synchronous turn (a Get's first slice, point-reader.ts), or under an overlay read
+   * registration made in that turn ({@link beginChunkRead}: an iterator page). Either way every write
+   * of the chunk since is in the overlay, so the record is current unless the overlay holds one: then
+   * it stays out, and the cache learns the write's record from {@link committed}. So a family read
+   * often is answered from memory however large LevelDB grows, as a family written often already is.
    */
   cacheRead(id: string, record: Buffer): void {
     if (!this.ctx.overlay.get(id)) this.chunks.set(id, record, chunkCharge(record));
+  }
+
+  /**
+   * Registers a read of chunk records about to start (call it in the turn its chunks are located and
+   * its snapshot taken): until {@link endChunkRead}, a write applied meanwhile stays in the overlay, so
+   * {@link cacheRead} keeps what the read got out of the cache when it is no longer current.
+   */
+  beginChunkRead(): number {
+    return this.ctx.overlay.beginRead();
+  }
+
+  /** Ends a registration of {@link beginChunkRead}. */
+  endChunkRead(token: number): void {
+    this.ctx.overlay.endRead(token);
   }
 
   /** Chunk records of a durable batch: they become the cached contents. */
@@ -414,13 +430,19 @@ export class FamilyStore {
    * {@link locate}'s: from the chunk holding user key `start` (undefined: the first chunk, or the last
    * when `reverse`), at most `max` of them (`more`: chunks follow). Each comes with its record when
    * memory has it (staged, with the batch a reader waits for, or cached), else with its exact key for
-   * LevelDB, which then holds its current record. `headOf`: the family's directory is not in memory,
-   * so LevelDB holds the whole family; its first chunk (under the prefix) tells whether it is all.
+   * LevelDB, which then holds its current record. Without the family's directory in memory, LevelDB
+   * holds the whole family (as in {@link locate}): when the cache has its first chunk marked sole, that
+   * is the page's one chunk; else `headOf`: its first chunk (under the prefix) tells whether it is all.
    */
   locatePage(seg: SegmentState, family: string, start: Buffer | undefined, reverse: boolean, max: number): PageChunks | { headOf: Buffer } {
     const prefix = familyPrefix(seg.dataPrefix, family);
-    const dir = this.cachedDirectory(seg, prefix.toString('latin1'), false);
-    if (!dir) return { headOf: prefix };
+    const id = prefix.toString('latin1');
+    const dir = this.cachedDirectory(seg, id, false);
+    if (!dir) {
+      const head = this.ctx.overlay.get(id)?.value ?? this.chunks.get(id);
+      if (head && isSoleChunk(head)) return { chunks: [{ key: prefix, record: head, staged: undefined, absent: false }], more: false, emptied: undefined };
+      return { headOf: prefix };
+    }
     const n = dir.keys.length;
     const step = reverse ? -1 : 1;
     let c = start === undefined ? (reverse ? n - 1 : 0) : dir.floor(start.toString('latin1'));
@@ -432,7 +454,7 @@ export class FamilyStore {
       const id = this.chunkId(dir, c);
       const staged = this.ctx.overlay.get(id);
       if (staged) chunks.push({ key, record: staged.value ?? undefined, staged: notDurable(staged.batch), absent: staged.value === null });
-      else chunks.push({ key, record: this.chunks.peek(id), staged: undefined, absent: false });
+      else chunks.push({ key, record: this.chunks.get(id), staged: undefined, absent: false });
     }
     // No chunk left: the writes that emptied the family may not be durable yet (as in locate).
     const emptied = n === 0 ? notDurable(seg.lastBatch) : undefined;

@@ -19,13 +19,18 @@
  * instant, locating as many chunks as it has items and at least {@link PAGE_CHUNKS}; if those do not
  * either, the page is read as before, at a snapshot once LevelDB holds every write of the segment.
  * A page thus ends short only at its caps.
+ *
+ * The chunk records a page reads from LevelDB join the chunk cache, so that a family read often is
+ * read from memory too: the page registers an overlay read in the pass that locates its chunks, so
+ * every write of a chunk staged or applied since is still in the overlay when the read returns, and a
+ * record the overlay holds no write of is current (FamilyStore.cacheRead).
  */
 import type { ClassicLevel } from 'classic-level';
 import { ErrorCodes } from '../../../proto/error-codes';
 import { MAX_ITERATOR_PAGE_BYTES } from '../../../proto/limits';
 import { KvtFault } from '../../../server-kit/fault';
 import { isSoleChunk } from '../chunks/chunk-codec';
-import type { FamilyStore, PageChunk, StagedBatch } from '../chunks/family-store';
+import type { FamilyStore, PageChunk, PageChunks, StagedBatch } from '../chunks/family-store';
 import { userBounds } from '../key-range';
 import type { SegmentState } from '../segments/segment-state';
 import { emptyBetween, FamilyPageWalk, readFamilyPage } from './chunk-reader';
@@ -78,25 +83,49 @@ export class FamilyPageReader {
     const { lower, upper } = userBounds(req);
     if (lower && upper && emptyBetween(lower, upper)) return { page: sink.finish(true), waitFor: new Set() };
     const walk = new FamilyPageWalk(lower, upper, now, sink);
-    const visit = req.reverse ? walk.backwardRecord : walk.forwardRecord;
-    // Located and snapshotted in one synchronous pass: the page is the family at this instant.
-    const where = this.families.locatePage(seg, req.family, req.reverse ? upper?.key : lower?.key, req.reverse, locate);
-    const waitFor = new Set<StagedBatch>();
-    if ('headOf' in where) {
-      const snapshot = this.db.snapshot();
-      try {
-        const [head] = await this.db.getMany([where.headOf], { snapshot });
-        if (head === undefined) return { page: sink.finish(true), waitFor };
-        if (isSoleChunk(head)) {
-          visit(where.headOf, head);
-          return { page: sink.finish(!walk.full), waitFor };
-        }
-        // Several chunks, all in LevelDB: an iterator over the same snapshot.
-        return { page: await readFamilyPage(new SnapshotView(this.db, snapshot), seg.dataPrefix, req, now, freshSink()), waitFor };
-      } finally {
-        await snapshot.close();
-      }
+    // Located and snapshotted in one synchronous pass: the page is the family at this instant. The
+    // registration, made in the same pass, lets the chunk records read join the chunk cache.
+    const token = this.families.beginChunkRead();
+    try {
+      const where = this.families.locatePage(seg, req.family, req.reverse ? upper?.key : lower?.key, req.reverse, locate);
+      if ('headOf' in where) return await this.fromHead(seg, req, where.headOf, walk, sink, freshSink, now);
+      return await this.fromChunks(req, where, walk, sink);
+    } finally {
+      this.families.endChunkRead(token);
     }
+  }
+
+  /** A page of a family whose directory is not in memory: its first chunk, and the rest with an iterator when it is not all. */
+  private async fromHead<P>(
+    seg: SegmentState,
+    req: CheckedIterate,
+    headOf: Buffer,
+    walk: FamilyPageWalk<P>,
+    sink: FamilyPageSink<P>,
+    freshSink: () => FamilyPageSink<P>,
+    now: number,
+  ): Promise<Attempt<P>> {
+    const waitFor = new Set<StagedBatch>();
+    const snapshot = this.db.snapshot();
+    try {
+      const [head] = await this.db.getMany([headOf], { snapshot });
+      if (head === undefined) return { page: sink.finish(true), waitFor };
+      this.families.cacheRead(headOf.toString('latin1'), head);
+      if (isSoleChunk(head)) {
+        (req.reverse ? walk.backwardRecord : walk.forwardRecord)(headOf, head);
+        return { page: sink.finish(!walk.full), waitFor };
+      }
+      // Several chunks, all in LevelDB: an iterator over the same snapshot.
+      return { page: await readFamilyPage(new SnapshotView(this.db, snapshot), seg.dataPrefix, req, now, freshSink()), waitFor };
+    } finally {
+      await snapshot.close();
+    }
+  }
+
+  /** A page of the chunks located (see FamilyStore.locatePage), those memory lacks read from one snapshot. */
+  private async fromChunks<P>(req: CheckedIterate, where: PageChunks, walk: FamilyPageWalk<P>, sink: FamilyPageSink<P>): Promise<Attempt<P>> {
+    const visit = req.reverse ? walk.backwardRecord : walk.forwardRecord;
+    const waitFor = new Set<StagedBatch>();
     if (where.emptied) waitFor.add(where.emptied);
     const { chunks } = where;
     const snapshot = chunks.some((c) => c.record === undefined && !c.absent) ? this.db.snapshot() : undefined;
@@ -130,7 +159,11 @@ export class FamilyPageReader {
       missing.map((i) => slice[i].key),
       { snapshot },
     );
-    missing.forEach((i, n) => (out[i] = read[n]));
+    missing.forEach((i, n) => {
+      const record = read[n];
+      out[i] = record;
+      if (record !== undefined) this.families.cacheRead(slice[i].key.toString('latin1'), record);
+    });
     return out;
   }
 }

@@ -98,7 +98,7 @@ export interface SegmentEngineOptions {
   maxFlushOps?: number;
   /** Longest one Execute's updates may hold back a flush while they stage. @default 10 */
   maxHoldMs?: number;
-  /** Bytes of recently written or read family chunks kept in memory (writes and gets of them need no LevelDB read). @default 64 MiB */
+  /** Bytes of recently written or read family chunks kept in memory (writes and reads of them need no LevelDB read). @default 64 MiB */
   chunkCacheBytes?: number;
   /** Bytes of family directories (each family's chunk keys) kept in memory. @default 16 MiB */
   directoryCacheBytes?: number;

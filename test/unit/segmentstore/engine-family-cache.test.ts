@@ -280,3 +280,78 @@ describe('chunks read by a Get that waits in between', () => {
     }
   });
 });
+
+describe('chunks read by iterator pages', () => {
+  const put = (family: string, key: string, value: string) => ({ segmentId: SEG, modifications: [{ type: 'PUT' as const, family, key: b(key), value: b(value) }] });
+  type Db = { getMany: (keys: Buffer[], options?: unknown) => Promise<(Buffer | undefined)[]> };
+  const dbOf = (engine: SegmentEngine): Db => (engine as unknown as { db: Db }).db;
+
+  it('answers a family page read again from memory', async () => {
+    using dir = tempDir('kvt-pageread-');
+    const where = path.join(dir.path, 'db');
+    let engine = await openEngine(where, {});
+    for (const k of ['a', 'b', 'c']) await engine.update(put('f', k, `f${k}`));
+    await engine.close();
+    engine = await SegmentEngine.open(where, { expirySweepIntervalMs: 0 });
+    try {
+      const db = dbOf(engine);
+      const getMany = db.getMany.bind(db);
+      let reads = 0;
+      db.getMany = (keys, options) => ((reads += keys.length), getMany(keys, options));
+      const want = ['a', 'b', 'c'].map((k) => [k, b(`f${k}`).toString('hex')]);
+      expect(await readFamily(engine, 'f')).toEqual(want);
+      expect(reads).toBe(1);
+      expect(await readFamily(engine, 'f')).toEqual(want);
+      expect(reads).toBe(1); // the first page's chunk, from the cache
+    } finally {
+      await engine.close();
+    }
+  });
+
+  // The page's LevelDB read is held until a write of the chunk it reads is durable and applied
+  // (a page of the segment's family-less keys applies its writes first): what the page read is then
+  // older than that write, and must not be what later reads see. Without the family's directory in
+  // memory (its first chunk read by the prefix) and with it (the chunk by its key, evicted from a
+  // chunk cache of one byte).
+  for (const [name, options, directory] of [
+    ['a family whose directory is not in memory', {}, false],
+    ['a chunk of a family in memory, evicted from the chunk cache', { chunkCacheBytes: 1 }, true],
+  ] as const) {
+    it(`does not cache what a page read when a write of it was applied meanwhile: ${name}`, async () => {
+      using dir = tempDir('kvt-pageread-');
+      const where = path.join(dir.path, 'db');
+      let engine = await openEngine(where, options);
+      await engine.update(put('q', 'x', 'old'));
+      if (!directory) {
+        await engine.close();
+        engine = await SegmentEngine.open(where, { expirySweepIntervalMs: 0, ...options });
+      } else {
+        await engine.update(put('other', 'y', 'evicts q from the cache'));
+        await engine.iterate({ segmentId: SEG, family: '', maxItems: 1, includeValues: true, hasAfter: false });
+      }
+      try {
+        const db = dbOf(engine);
+        const getMany = db.getMany.bind(db);
+        let release!: () => void;
+        const held = new Promise<void>((resolve) => (release = resolve));
+        let readsHeld = 0;
+        db.getMany = (keys, options) => {
+          db.getMany = getMany;
+          readsHeld++;
+          return held.then(() => getMany(keys, options));
+        };
+        const page = engine.iterate({ segmentId: SEG, family: 'q', maxItems: 10, includeValues: true, hasAfter: false });
+        await engine.update(put('q', 'x', 'new'));
+        expect((await engine.iterate({ segmentId: SEG, family: '', maxItems: 1, includeValues: true, hasAfter: false })).items).toEqual([]);
+        release();
+        expect(readsHeld).toBe(1);
+        expect((await page).items.map((i) => Buffer.from(i.value).toString())).toEqual(['old']); // as of its instant
+        expect(await readFamily(engine, 'q')).toEqual([['x', b('new').toString('hex')]]);
+        const got = await engine.get({ segmentId: SEG, keys: [{ family: 'q', key: b('x') }] });
+        expect(Buffer.from(got.entries[0].value).toString()).toBe('new');
+      } finally {
+        await engine.close();
+      }
+    });
+  }
+});
