@@ -16,6 +16,11 @@ import { tempDir } from '../../harness/process';
 
 const SEG = '1';
 const b = (s: string) => Buffer.from(s);
+/** An update putting one key of `family`. */
+const put = (family: string, key: string, value: Buffer | string) => ({
+  segmentId: SEG,
+  modifications: [{ type: 'PUT' as const, family, key: b(key), value: typeof value === 'string' ? b(value) : value }],
+});
 
 async function openEngine(where: string, options: SegmentEngineOptions): Promise<SegmentEngine> {
   const engine = await SegmentEngine.open(where, { expirySweepIntervalMs: 0, maxHoldMs: 1000, ...options });
@@ -154,9 +159,8 @@ describe('family directories evicted while their writes are staged', () => {
                 ? engine.withHeldCommits((update) => updates.map((modifications) => update({ segmentId: SEG, modifications })))
                 : updates.map((modifications) => engine.update({ segmentId: SEG, modifications }));
             // Point reads sent with the updates (answered from the overlay, or from LevelDB where a
-            // chunk is not rewritten: those chunks join the cache) and after them, one key per get
-            // and all in one: the ones after must match the model, as later rounds' reads must
-            // after these rounds' writes, whatever the reads put in the cache.
+            // chunk is not rewritten: those chunks join the cache), then after them, one key per get
+            // and all in one: these must match the model whatever earlier reads put in the cache.
             const keys = Array.from({ length: 8 }, () => ({ family: rand() < 0.5 ? 'a' : 'b', key: b(keyOf()) }));
             const early = engine.get({ segmentId: SEG, keys });
             await Promise.all(sent);
@@ -197,7 +201,6 @@ describe('chunks read by point gets', () => {
   it('answers a family read again from memory, and a write of it after that from the write', async () => {
     using dir = tempDir('kvt-chunkread-');
     const where = path.join(dir.path, 'db');
-    const put = (family: string, key: string, value: string) => ({ segmentId: SEG, modifications: [{ type: 'PUT' as const, family, key: b(key), value: b(value) }] });
     let engine = await openEngine(where, {});
     for (const family of ['f', 'g']) for (const k of ['a', 'b', 'c']) await engine.update(put(family, k, `${family}${k}1`));
     await engine.close();
@@ -240,10 +243,6 @@ describe('chunks read by a Get that waits in between', () => {
   it('does not cache what it read after waiting: a write committed meanwhile stays what later reads see', async () => {
     using dir = tempDir('kvt-chunkread-');
     const where = path.join(dir.path, 'db');
-    const put = (family: string, key: string, value: Buffer | string) => ({
-      segmentId: SEG,
-      modifications: [{ type: 'PUT' as const, family, key: b(key), value: typeof value === 'string' ? b(value) : value }],
-    });
     let engine = await openEngine(where, {});
     // 'm': one 9 KB entry per chunk, so several chunks; 'p': one small chunk.
     for (let i = 0; i < 6; i++) await engine.update(put('m', `k${i}`, Buffer.alloc(9000, i)));
@@ -282,7 +281,6 @@ describe('chunks read by a Get that waits in between', () => {
 });
 
 describe('chunks read by iterator pages', () => {
-  const put = (family: string, key: string, value: string) => ({ segmentId: SEG, modifications: [{ type: 'PUT' as const, family, key: b(key), value: b(value) }] });
   type Db = { getMany: (keys: Buffer[], options?: unknown) => Promise<(Buffer | undefined)[]> };
   const dbOf = (engine: SegmentEngine): Db => (engine as unknown as { db: Db }).db;
 
