@@ -2,16 +2,19 @@
  * Iterator pages of one keyed family, for `SegmentEngine.iterateInto`, read the way point reads are
  * (point-reader.ts): the chunks the page walks are located synchronously, in memory (a staged or
  * cached record, the family's directory) or as LevelDB records to read by their exact keys, and
- * those are read from one explicit LevelDB snapshot taken in the same instant. So a page answers
+ * those are read in the same instant: the first read in the same synchronous pass, the others from
+ * one explicit LevelDB snapshot taken in it. So a page answers
  * the state at that instant without waiting for the durable log's apply and without an iterator's
  * seek through LevelDB's levels: a recently written family (its directory and chunks in memory)
  * answers with no LevelDB read at all. A page that used a staged write answers once its batch is
  * durable (read again if it failed), so no page tells of a write a crash could still take back.
  *
  * A family whose directory is not in memory has no write LevelDB lacks (a directory stays pinned
- * until LevelDB holds its writes), so LevelDB's records are the family: its first chunk, read from
- * the snapshot, is the whole family when marked sole; a family of several chunks is read with an
- * iterator over the same snapshot (chunk-reader.ts). Every chunk holds a live entry unless its
+ * until LevelDB holds its writes), so LevelDB's records are the family: its first chunk, read with
+ * LevelDB's synchronous get in the pass that located it (no snapshot, no trip through LevelDB's thread
+ * pool: a one-key page, getLatest's or a document winner's, is one record), is the whole family when
+ * marked sole; a family of several chunks is read with an iterator over a snapshot taken in the same
+ * pass (chunk-reader.ts). Every chunk holds a live entry unless its
  * entries expired and are not swept yet, so a page first locates one chunk more than it has items
  * (the first chunk may hold only keys outside its bounds): a page of one key, getLatest's or a
  * document winner's, locates two chunks, not sixty-four (locating costs a key string and two map
@@ -37,7 +40,7 @@ import { emptyBetween, FamilyPageWalk, readFamilyPage } from './chunk-reader';
 import { allDurable } from './point-reader';
 import type { FamilyPageSink, PageShape, PageSinkFactory } from './page-sink';
 import type { CheckedIterate } from './read-validation';
-import { SnapshotView, type Snapshot } from './snapshot-view';
+import { readRecords, SnapshotView, type Snapshot } from './snapshot-view';
 
 /** Chunks a page locates at least when its first locating did not fill it (chunks of expired entries). */
 const PAGE_CHUNKS = 64;
@@ -106,16 +109,18 @@ export class FamilyPageReader {
     now: number,
   ): Promise<Attempt<P>> {
     const waitFor = new Set<StagedBatch>();
+    // Read in the pass that located it, with LevelDB's synchronous get: LevelDB holds the whole
+    // family, and nothing can stage a write of it before the pass ends (see readRecords).
+    const head = this.db.getSync(headOf);
+    if (head === undefined) return { page: sink.finish(true), waitFor };
+    this.families.cacheRead(headOf.toString('latin1'), head);
+    if (isSoleChunk(head)) {
+      (req.reverse ? walk.backwardRecord : walk.forwardRecord)(headOf, head);
+      return { page: sink.finish(!walk.full), waitFor };
+    }
+    // Several chunks, all in LevelDB: an iterator over a snapshot taken in the same pass.
     const snapshot = this.db.snapshot();
     try {
-      const [head] = await this.db.getMany([headOf], { snapshot });
-      if (head === undefined) return { page: sink.finish(true), waitFor };
-      this.families.cacheRead(headOf.toString('latin1'), head);
-      if (isSoleChunk(head)) {
-        (req.reverse ? walk.backwardRecord : walk.forwardRecord)(headOf, head);
-        return { page: sink.finish(!walk.full), waitFor };
-      }
-      // Several chunks, all in LevelDB: an iterator over the same snapshot.
       return { page: await readFamilyPage(new SnapshotView(this.db, snapshot), seg.dataPrefix, req, now, freshSink()), waitFor };
     } finally {
       await snapshot.close();
@@ -128,14 +133,17 @@ export class FamilyPageReader {
     const waitFor = new Set<StagedBatch>();
     if (where.emptied) waitFor.add(where.emptied);
     const { chunks } = where;
-    const snapshot = chunks.some((c) => c.record === undefined && !c.absent) ? this.db.snapshot() : undefined;
+    // Each chunk holds a live entry unless its entries expired, so a page of n items needs about n
+    // chunks: the first read takes that many (a page of one key, getLatest's, reads one record,
+    // not eight), and each further read twice as many, up to READ_SLICE. The first is read in the
+    // pass that located the chunks, with LevelDB's synchronous get (see readRecords); the others
+    // after awaits, from a snapshot taken in that pass.
+    const first = Math.max(1, Math.min(READ_SLICE, req.maxItems));
+    const snapshot = chunks.some((c, i) => i >= first && c.record === undefined && !c.absent) ? this.db.snapshot() : undefined;
     try {
-      // Each chunk holds a live entry unless its entries expired, so a page of n items needs about n
-      // chunks: the first read takes that many (a page of one key, getLatest's, reads one record,
-      // not eight), and each further read twice as many, up to READ_SLICE.
-      for (let from = 0, size = Math.max(1, Math.min(READ_SLICE, req.maxItems)); from < chunks.length; from += size, size = Math.min(READ_SLICE, size * 2)) {
+      for (let from = 0, size = first; from < chunks.length; from += size, size = Math.min(READ_SLICE, size * 2)) {
         const slice = chunks.slice(from, from + size);
-        const records = await this.records(slice, snapshot);
+        const records = from === 0 ? this.recordsNow(slice) : await this.records(slice, snapshot);
         for (let i = 0; i < slice.length; i++) {
           if (slice[i].staged) waitFor.add(slice[i].staged!);
           const record = records[i];
@@ -151,14 +159,33 @@ export class FamilyPageReader {
 
   /** The records of `slice`, from memory or the snapshot (undefined: none). */
   private async records(slice: readonly PageChunk[], snapshot: Snapshot | undefined): Promise<(Buffer | undefined)[]> {
-    const out = slice.map((c) => c.record);
-    const missing: number[] = [];
-    for (let i = 0; i < slice.length; i++) if (out[i] === undefined && !slice[i].absent) missing.push(i);
+    const { out, missing } = inMemory(slice);
     if (missing.length === 0) return out;
     const read = await this.db.getMany(
       missing.map((i) => slice[i].key),
       { snapshot },
     );
+    return this.fill(slice, out, missing, read);
+  }
+
+  /** The records of `slice`, from memory or read now, in the pass that located them (undefined: none). */
+  private recordsNow(slice: readonly PageChunk[]): (Buffer | undefined)[] {
+    const { out, missing } = inMemory(slice);
+    if (missing.length === 0) return out;
+    return this.fill(
+      slice,
+      out,
+      missing,
+      readRecords(
+        this.db,
+        missing.map((i) => slice[i].key),
+        undefined,
+      ),
+    );
+  }
+
+  /** `out` with the records `read` of its `missing` chunks, which join the chunk cache. */
+  private fill(slice: readonly PageChunk[], out: (Buffer | undefined)[], missing: readonly number[], read: readonly (Buffer | undefined)[]): (Buffer | undefined)[] {
     missing.forEach((i, n) => {
       const record = read[n];
       out[i] = record;
@@ -166,4 +193,12 @@ export class FamilyPageReader {
     });
     return out;
   }
+}
+
+/** The records of `slice` that memory has, and the indexes of those to read from LevelDB. */
+function inMemory(slice: readonly PageChunk[]): { out: (Buffer | undefined)[]; missing: number[] } {
+  const out = slice.map((c) => c.record);
+  const missing: number[] = [];
+  for (let i = 0; i < slice.length; i++) if (out[i] === undefined && !slice[i].absent) missing.push(i);
+  return { out, missing };
 }

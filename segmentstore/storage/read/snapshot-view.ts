@@ -42,9 +42,11 @@ export class SnapshotView {
  * record in LevelDB's block cache or the page cache costs a few microseconds, where a getMany's trip
  * through LevelDB's thread pool cost a store ~5 µs more CPU per point get and a wait for the pool and
  * the loop (W2: 19.5 → 14.8 µs of each store's CPU per get, +13% gets/s). The cost: a block that must
- * come from the disk stalls the event loop for that read. Gets use it; family pages still read with
- * getMany (family-page-reader.ts), off the event loop: read synchronously they gained nothing on W5
- * (0.995×), and a page may read up to 64 chunks.
+ * come from the disk stalls the event loop for that read. Gets use it, and family pages for their
+ * first read (at most 8 records; family-page-reader.ts); a page's further chunks are read with
+ * getMany, off the event loop: read synchronously they gained nothing on W5 (0.995×), and a page may
+ * read up to 64 chunks. Read in the synchronous pass that located them, the records need no snapshot
+ * (point-reader.ts).
  */
 export function readRecords(db: Db, keys: readonly Buffer[], snapshot: Snapshot | undefined): (Buffer | undefined)[] {
   const options = { snapshot };

@@ -40,6 +40,23 @@ async function readFamily(engine: SegmentEngine, family: string): Promise<[strin
   }
 }
 
+/**
+ * Holds the next LevelDB iterator `engine` opens: it is opened on LevelDB (the real iterator) only once
+ * the function returned is called, so it reads what LevelDB then holds unless it was given a snapshot
+ * (an iterator opened at once would read its own instant even without one).
+ */
+function holdNextIterator(engine: SegmentEngine): () => void {
+  const db = (engine as unknown as { db: { iterator: (o: unknown) => { all: () => Promise<unknown> } } }).db;
+  const iterator = db.iterator.bind(db);
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  db.iterator = (o: unknown) => {
+    db.iterator = iterator;
+    return { all: async () => (await held, iterator(o).all()) } as ReturnType<typeof iterator>;
+  };
+  return release;
+}
+
 describe('ByteLru', () => {
   it('never evicts the entry being set or resized, even over budget; pinned entries stay too', () => {
     const lru = new ByteLru<{ pin: boolean }>(10, (v) => v.pin);
@@ -252,16 +269,8 @@ describe('chunks read by a Get that waits in between', () => {
     try {
       // The reverse seek for 'm''s floor chunk (its directory is not in memory: the first iterator
       // opened) is held until the write of 'p' is durable and applied to LevelDB (a page of the
-      // segment's family-less keys applies its writes first); the real iterator underneath.
-      const db = (engine as unknown as { db: { iterator: (o: unknown) => { all: () => Promise<unknown> } } }).db;
-      const iterator = db.iterator.bind(db);
-      let release!: () => void;
-      const held = new Promise<void>((resolve) => (release = resolve));
-      db.iterator = (o: unknown) => {
-        db.iterator = iterator;
-        const it = iterator(o);
-        return { ...it, all: async () => (await held, it.all()) } as typeof it;
-      };
+      // segment's family-less keys applies its writes first).
+      const release = holdNextIterator(engine);
       // 64 keys (one slice) whose first needs the seek, then 'p''s, read in the next slice.
       const keys = [{ family: 'm', key: b('k3') }, ...Array.from({ length: 63 }, (_, i) => ({ family: `n${i}`, key: b('x') })), { family: 'p', key: b('x') }];
       const reading = engine.get({ segmentId: SEG, keys });
@@ -280,8 +289,35 @@ describe('chunks read by a Get that waits in between', () => {
   });
 });
 
+describe('a Get that seeks a floor chunk', () => {
+  it('answers the instant it located its keys, not a write applied while it sought', async () => {
+    using dir = tempDir('kvt-floorread-');
+    const where = path.join(dir.path, 'db');
+    let engine = await openEngine(where, {});
+    // 'm': one 9 KB entry per chunk, so several chunks.
+    for (let i = 0; i < 6; i++) await engine.update(put('m', `k${i}`, Buffer.alloc(9000, i)));
+    await engine.close();
+    engine = await SegmentEngine.open(where, { expirySweepIntervalMs: 0 });
+    try {
+      // The Get of one key reads 'm''s first chunk in the turn it locates the key (no snapshot
+      // needed there) and, the directory not in memory, seeks k3's floor chunk with the first
+      // iterator opened, which is opened only once a write of k3 is durable and applied to LevelDB.
+      const release = holdNextIterator(engine);
+      const reading = engine.get({ segmentId: SEG, keys: [{ family: 'm', key: b('k3') }] });
+      await engine.update(put('m', 'k3', Buffer.alloc(9000, 0xee)));
+      expect((await engine.iterate({ segmentId: SEG, family: '', maxItems: 1, includeValues: true, hasAfter: false })).items).toEqual([]);
+      release();
+      expect((await reading).entries[0].value).toEqual(Buffer.alloc(9000, 3)); // as of the Get's instant
+      const after = await engine.get({ segmentId: SEG, keys: [{ family: 'm', key: b('k3') }] });
+      expect(after.entries[0].value).toEqual(Buffer.alloc(9000, 0xee));
+    } finally {
+      await engine.close();
+    }
+  });
+});
+
 describe('chunks read by iterator pages', () => {
-  type Db = { getMany: (keys: Buffer[], options?: unknown) => Promise<(Buffer | undefined)[]> };
+  type Db = { getMany: (keys: Buffer[], options?: unknown) => Promise<(Buffer | undefined)[]>; getSync: (key: Buffer, options?: unknown) => Buffer | undefined };
   const dbOf = (engine: SegmentEngine): Db => (engine as unknown as { db: Db }).db;
 
   it('answers a family page read again from memory', async () => {
@@ -294,8 +330,10 @@ describe('chunks read by iterator pages', () => {
     try {
       const db = dbOf(engine);
       const getMany = db.getMany.bind(db);
+      const getSync = db.getSync.bind(db);
       let reads = 0;
       db.getMany = (keys, options) => ((reads += keys.length), getMany(keys, options));
+      db.getSync = (key, options) => (reads++, getSync(key, options));
       const want = ['a', 'b', 'c'].map((k) => [k, b(`f${k}`).toString('hex')]);
       expect(await readFamily(engine, 'f')).toEqual(want);
       expect(reads).toBe(1);
@@ -306,50 +344,68 @@ describe('chunks read by iterator pages', () => {
     }
   });
 
-  // The page's LevelDB read is held until a write of the chunk it reads is durable and applied
-  // (a page of the segment's family-less keys applies its writes first): what the page read is then
-  // older than that write, and must not be what later reads see. Without the family's directory in
-  // memory (its first chunk read by the prefix) and with it (the chunk by its key, evicted from a
-  // chunk cache of one byte).
-  for (const [name, options, directory] of [
-    ['a family whose directory is not in memory', {}, false],
-    ['a chunk of a family in memory, evicted from the chunk cache', { chunkCacheBytes: 1 }, true],
-  ] as const) {
-    it(`does not cache what a page read when a write of it was applied meanwhile: ${name}`, async () => {
-      using dir = tempDir('kvt-pageread-');
-      const where = path.join(dir.path, 'db');
-      let engine = await openEngine(where, options);
-      await engine.update(put('q', 'x', 'old'));
-      if (!directory) {
-        await engine.close();
-        engine = await SegmentEngine.open(where, { expirySweepIntervalMs: 0, ...options });
-      } else {
-        await engine.update(put('other', 'y', 'evicts q from the cache'));
-        await engine.iterate({ segmentId: SEG, family: '', maxItems: 1, includeValues: true, hasAfter: false });
-      }
-      try {
-        const db = dbOf(engine);
-        const getMany = db.getMany.bind(db);
-        let release!: () => void;
-        const held = new Promise<void>((resolve) => (release = resolve));
-        let readsHeld = 0;
-        db.getMany = (keys, options) => {
-          db.getMany = getMany;
-          readsHeld++;
-          return held.then(() => getMany(keys, options));
-        };
-        const page = engine.iterate({ segmentId: SEG, family: 'q', maxItems: 10, includeValues: true, hasAfter: false });
-        await engine.update(put('q', 'x', 'new'));
-        expect((await engine.iterate({ segmentId: SEG, family: '', maxItems: 1, includeValues: true, hasAfter: false })).items).toEqual([]);
-        release();
-        expect(readsHeld).toBe(1);
-        expect((await page).items.map((i) => Buffer.from(i.value).toString())).toEqual(['old']); // as of its instant
-        expect(await readFamily(engine, 'q')).toEqual([['x', b('new').toString('hex')]]);
-        const got = await engine.get({ segmentId: SEG, keys: [{ family: 'q', key: b('x') }] });
-        expect(Buffer.from(got.entries[0].value).toString()).toBe('new');
-      } finally {
-        await engine.close();
-      }
-    });
-  }
+  // Without the family's directory in memory, the page reads its first chunk in the pass that located
+  // it: a write staged right after, then durable and applied to LevelDB (a page of the segment's
+  // family-less keys applies its writes first), is not in the page, nor lost to later reads.
+  it('reads a family whose directory is not in memory as of the instant it located it', async () => {
+    using dir = tempDir('kvt-pageread-');
+    const where = path.join(dir.path, 'db');
+    let engine = await openEngine(where, {});
+    await engine.update(put('q', 'x', 'old'));
+    await engine.close();
+    engine = await SegmentEngine.open(where, { expirySweepIntervalMs: 0 });
+    try {
+      const page = engine.iterate({ segmentId: SEG, family: 'q', maxItems: 10, includeValues: true, hasAfter: false });
+      await engine.update(put('q', 'x', 'new'));
+      expect((await engine.iterate({ segmentId: SEG, family: '', maxItems: 1, includeValues: true, hasAfter: false })).items).toEqual([]);
+      expect((await page).items.map((i) => Buffer.from(i.value).toString())).toEqual(['old']);
+      expect(await readFamily(engine, 'q')).toEqual([['x', b('new').toString('hex')]]);
+      const got = await engine.get({ segmentId: SEG, keys: [{ family: 'q', key: b('x') }] });
+      expect(Buffer.from(got.entries[0].value).toString()).toBe('new');
+    } finally {
+      await engine.close();
+    }
+  });
+
+  // A page reads the chunks it located beyond its first read after awaits: here 'q''s second chunk
+  // (its first holds only keys before the page's start), located by its key (evicted from a chunk
+  // cache of one byte), whose read is held until a write of that chunk is durable and applied. What
+  // the page read is then older than that write, and must not be what later reads see.
+  it('does not cache what a page read when a write of it was applied meanwhile: a chunk of a family in memory, evicted from the chunk cache', async () => {
+    using dir = tempDir('kvt-pageread-');
+    const where = path.join(dir.path, 'db');
+    const engine = await openEngine(where, { chunkCacheBytes: 1 });
+    // One 9 KB entry per chunk: chunks [a] and [x].
+    await engine.update(put('q', 'a', Buffer.alloc(9000, 'a')));
+    await engine.update(put('q', 'x', Buffer.alloc(9000, 'o')));
+    await engine.update(put('other', 'y', 'evicts q from the cache'));
+    await engine.iterate({ segmentId: SEG, family: '', maxItems: 1, includeValues: true, hasAfter: false });
+    try {
+      const db = dbOf(engine);
+      const getMany = db.getMany.bind(db);
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let readsHeld = 0;
+      db.getMany = (keys, options) => {
+        db.getMany = getMany;
+        readsHeld++;
+        return held.then(() => getMany(keys, options));
+      };
+      const page = engine.iterate({ segmentId: SEG, family: 'q', maxItems: 1, includeValues: true, hasAfter: true, after: b('b') });
+      await engine.update(put('q', 'x', Buffer.alloc(9000, 'n')));
+      expect((await engine.iterate({ segmentId: SEG, family: '', maxItems: 1, includeValues: true, hasAfter: false })).items).toEqual([]);
+      release();
+      expect(readsHeld).toBe(1);
+      expect((await page).items.map((i) => Buffer.from(i.value))).toEqual([Buffer.alloc(9000, 'o')]); // as of its instant
+      const hex = (c: string) => Buffer.alloc(9000, c).toString('hex');
+      expect(await readFamily(engine, 'q')).toEqual([
+        ['a', hex('a')],
+        ['x', hex('n')],
+      ]);
+      const got = await engine.get({ segmentId: SEG, keys: [{ family: 'q', key: b('x') }] });
+      expect(got.entries[0].value).toEqual(Buffer.alloc(9000, 'n'));
+    } finally {
+      await engine.close();
+    }
+  });
 });
