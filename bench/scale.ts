@@ -14,11 +14,13 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
 import { waitUntilIdle } from './core/cpu';
 import { runBounded } from './datasets';
 import { KeyChooser, keyName, uniformChooser, ValueSource, zipfianChooser } from './core/keys';
 import { directoryBytes, processMemory, ProcessMemory } from './core/memory';
 import { runClosedLoop } from './core/runner';
+import { fetchMetrics } from '../server-kit/metrics/metrics-service';
 import { startKvtCluster } from './peers/kvt-cluster';
 import { KvtPeer } from './peers/kvt-peer';
 import { repoRoot } from './peers/peer';
@@ -87,8 +89,46 @@ function combine(a: Measured, b: Measured): Measured {
   return { perSec: Math.round((a.perSec + b.perSec) / 2), ops: a.ops + b.ops, errors: a.errors + b.errors, firstError: a.firstError ?? b.firstError };
 }
 
+/** Hits and misses of the stores' chunk caches so far. */
+interface Lookups {
+  hits: number;
+  misses: number;
+}
+
+/**
+ * The chunk-cache lookups of every store so far, asked over its gRPC port (kvt.ops.v1.Metrics/Get,
+ * only that metric: a Prometheus scrape would also count every entry of the store); undefined when
+ * a store does not tell (a build before the metric).
+ */
+async function chunkLookups(clients: readonly grpc.Client[]): Promise<Lookups | undefined> {
+  const sum: Lookups = { hits: 0, misses: 0 };
+  for (const client of clients) {
+    const res = await fetchMetrics(client, [CACHE_LOOKUPS], Date.now() + 10_000).catch(() => undefined);
+    const values = res?.metrics.find((m) => m.name === CACHE_LOOKUPS)?.values ?? [];
+    const count = (result: string) => values.find((v) => v.labels.cache === 'chunk' && v.labels.result === result)?.value;
+    const hits = count('hit');
+    const misses = count('miss');
+    if (hits === undefined || misses === undefined) return undefined;
+    sum.hits += hits;
+    sum.misses += misses;
+  }
+  return sum;
+}
+
+/** The share of chunk lookups between `before` and `after` that hit (undefined: not told, or none). */
+function hitShare(before: Lookups | undefined, after: Lookups | undefined): number | undefined {
+  if (!before || !after) return undefined;
+  const hits = after.hits - before.hits;
+  const all = hits + after.misses - before.misses;
+  return all > 0 ? Math.round((hits / all) * 1000) / 1000 : undefined;
+}
+
+type Store = { pid: number; dataDir: string };
+
+const CACHE_LOOKUPS = 'kvt_segmentstore_cache_lookups_total';
+
 /** One step: create, fill, measure, then read memory at rest. */
-async function runStep(peer: KvtPeer, o: ScaleOptions, step: number, from: number, to: number, deadline: number, stores: readonly { pid: number; dataDir: string }[]): Promise<ScaleStep> {
+async function runStep(peer: KvtPeer, o: ScaleOptions, step: number, from: number, to: number, deadline: number, stores: readonly Store[], metrics: readonly grpc.Client[]): Promise<ScaleStep> {
   const values = new ValueSource(VALUE_BYTES, 7 + step);
   const left = (): number => Math.max(1_000, deadline - Date.now());
   let next = from;
@@ -157,10 +197,13 @@ async function runStep(peer: KvtPeer, o: ScaleOptions, step: number, from: numbe
   await waitUntilIdle(cpu, 10_000);
   const half = (): number => Math.min(o.phaseMs / 2, left());
   const uniformGet = getOp(uniformChooser(created));
+  // The chunk cache's share of W9's lookups (W2's family-less gets look none up), from the stores' metrics.
+  const uniformFrom = await chunkLookups(metrics);
   const w9a = await measure(uniformGet, o.callers, 50_000_000, half(), 100 + step);
   const w2a = await measure(recordGet, o.callers, 50_000_000, half(), 500 + step);
   const w2b = await measure(recordGet, o.callers, 50_000_000, half(), 600 + step);
   const w9b = await measure(uniformGet, o.callers, 50_000_000, half(), 700 + step);
+  const uniformTo = await chunkLookups(metrics);
   const w9uni = combine(w9a, w9b);
   const w2 = combine(w2a, w2b);
   // Zipfian reads first warm up for half a phase, unmeasured: the uniform reads before them leave
@@ -168,7 +211,10 @@ async function runStep(peer: KvtPeer, o: ScaleOptions, step: number, from: numbe
   // would otherwise measure mostly the warming.
   const zipfGet = getOp(zipfianChooser(created));
   await measure(zipfGet, o.callers, 50_000_000, half(), 800 + step);
+  const zipfFrom = await chunkLookups(metrics);
   const w9zipf = await measure(zipfGet, o.callers, 50_000_000, Math.min(o.phaseMs, left()), 200 + step);
+  const zipfTo = await chunkLookups(metrics);
+  const chunkHits = { uniform: hitShare(uniformFrom, uniformTo), zipfian: hitShare(zipfFrom, zipfTo) };
   const counts = new Map<number, number>();
   const chooseFamily = uniformChooser(created);
   const w8 = await measure(
@@ -202,6 +248,8 @@ async function runStep(peer: KvtPeer, o: ScaleOptions, step: number, from: numbe
     w8PutsPerSec: w8.perSec,
     w9UniformGetsPerSec: w9uni.perSec,
     w9ZipfianGetsPerSec: w9zipf.perSec,
+    ...(chunkHits.uniform === undefined ? {} : { w9UniformChunkHits: chunkHits.uniform }),
+    ...(chunkHits.zipfian === undefined ? {} : { w9ZipfianChunkHits: chunkHits.zipfian }),
     memory,
     dataMb,
     stepSeconds: Math.round((Date.now() - started) / 100) / 10,
@@ -218,15 +266,18 @@ export async function runScale(o: ScaleOptions): Promise<ScaleRun> {
   const steps: ScaleStep[] = [];
   try {
     const peer = await KvtPeer.open(cluster, { root: o.root });
+    // One channel to each store for its metrics (the bench cluster runs without TLS or tokens).
+    const metrics = cluster.stores.map((s) => new grpc.Client(s.address, grpc.credentials.createInsecure()));
     try {
       const per = Math.ceil(o.families / o.steps);
       for (let step = 0, from = 0; from < o.families && Date.now() < deadline; step++) {
         const to = Math.min(o.families, from + per);
-        const s = await runStep(peer, o, step, from, to, deadline, cluster.stores);
+        const s = await runStep(peer, o, step, from, to, deadline, cluster.stores, metrics);
         steps.push(s);
         from = s.families;
       }
     } finally {
+      for (const client of metrics) client.close();
       await peer.close();
     }
   } finally {

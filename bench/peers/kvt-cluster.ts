@@ -39,8 +39,8 @@ export interface KvtCluster {
   readonly pids: number[];
   /** pid → "controller" / "segmentstore-<i>". */
   readonly roles: ReadonlyMap<number, string>;
-  /** The segment stores' pids and data directories, in store order. */
-  readonly stores: readonly { pid: number; dataDir: string }[];
+  /** The segment stores' pids, data directories and gRPC addresses (127.0.0.1:port), in store order. */
+  readonly stores: readonly { pid: number; dataDir: string; address: string }[];
   stop(): Promise<void>;
 }
 
@@ -82,13 +82,14 @@ export async function startKvtCluster(options: KvtClusterOptions = {}): Promise<
       dirs.push(dir);
       procs.push(spawnKvt(checkout, ['segmentstore', '--port', '0', '--data-dir', dir, '--controller', controller], options.profileDir));
     }
+    const ports: number[] = [];
     for (const s of procs.slice(1)) {
-      await readyPort(s, 'segment store started', timeoutMs);
+      ports.push(await readyPort(s, 'segment store started', timeoutMs));
       await s.watcher.waitFor((l) => parseJsonLine(l)?.msg === 'registered with controller', 'kvt: registration', timeoutMs);
     }
     const pids = procs.map((p) => p.child.pid!);
     const roles = new Map(pids.map((pid, i) => [pid, i === 0 ? 'controller' : `segmentstore-${i - 1}`] as const));
-    const stores = dirs.map((dataDir, i) => ({ pid: pids[i + 1], dataDir }));
+    const stores = dirs.map((dataDir, i) => ({ pid: pids[i + 1], dataDir, address: `127.0.0.1:${ports[i]}` }));
     return { controller, pids, roles, stores, stop };
   } catch (err) {
     await stop();

@@ -23,6 +23,9 @@ export interface ScaleStep {
   w8PutsPerSec: number;
   w9UniformGetsPerSec: number;
   w9ZipfianGetsPerSec: number;
+  /** The share of W9's chunk-cache lookups that hit, uniform and zipfian (the stores' metrics; absent before them). */
+  w9UniformChunkHits?: number;
+  w9ZipfianChunkHits?: number;
   /** Each store's resident memory once idle after the step. */
   memory: { rssMb: number; anonMb: number; fileMb: number }[];
   /** Each store's data directory (LevelDB and durable log), MiB. */
@@ -51,6 +54,11 @@ export const DEFAULT_RSS_BOUND_MB = Math.round(restingMemoryBound() / (1024 * 10
 
 function n(x: number): string {
   return x.toLocaleString('en-US');
+}
+
+/** A share in [0, 1] as a percentage, or — when absent. */
+function share(x: number | undefined): string {
+  return x === undefined ? '—' : `${Math.round(x * 100)}%`;
 }
 
 function pct(last: number, first: number): string {
@@ -91,13 +99,13 @@ export function renderScaleMarkdown(run: ScaleRun, boundMb = DEFAULT_RSS_BOUND_M
     '',
     '## Steps',
     '',
-    'W7: one put into each new family (the step’s families); W1: as many family-less keys, one put each; W8: a new key into a random existing family; W9: a point get of a random key of a random family (uniform; zipfian, after half a phase of it unmeasured, since the uniform reads before it leave the caches cold); W2: a point get of a random family-less key among as many as there are families, each as large as a family’s chunk record (so W9 / W2 compares the same LevelDB reads; both start from idle stores, uniform W9 and W2 alternating in halves); fill: the batches that add the other entries of the step’s families. RSS: each store once idle after the step (anonymous + file pages; file pages are LevelDB’s table files mapped for reading).',
+    'W7: one put into each new family (the step’s families); W1: as many family-less keys, one put each; W8: a new key into a random existing family; W9: a point get of a random key of a random family (uniform; zipfian, after half a phase of it unmeasured, since the uniform reads before it leave the caches cold); W2: a point get of a random family-less key among as many as there are families, each as large as a family’s chunk record (so W9 / W2 compares the same LevelDB reads; both start from idle stores, uniform W9 and W2 alternating in halves); fill: the batches that add the other entries of the step’s families. Chunk-cache hits: the share of W9’s lookups in the stores’ chunk caches (`--chunk-cache-mb`, 64 MiB each) that found the family’s chunk, from their metrics (`kvt_segmentstore_cache_lookups_total`); a miss reads the chunk from LevelDB. RSS: each store once idle after the step (anonymous + file pages; file pages are LevelDB’s table files mapped for reading).',
     '',
-    '| families | entries | W7 puts/s | W1 puts/s | W8 puts/s | W9 uniform gets/s | W9 zipfian gets/s | W2 gets/s | fill entries/s | RSS MiB (anon + file) per store | data MiB per store | step s | errors |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| families | entries | W7 puts/s | W1 puts/s | W8 puts/s | W9 uniform gets/s | W9 zipfian gets/s | chunk-cache hits, W9 uniform / zipfian | W2 gets/s | fill entries/s | RSS MiB (anon + file) per store | data MiB per store | step s | errors |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...run.steps.map(
       (st) =>
-        `| ${n(st.families)} | ${n(st.entries)} | ${n(st.w7PutsPerSec)} | ${n(st.w1PutsPerSec)} | ${n(st.w8PutsPerSec)} | ${n(st.w9UniformGetsPerSec)} | ${n(st.w9ZipfianGetsPerSec)} | ${n(st.w2GetsPerSec)} | ${n(st.fillEntriesPerSec)} | ${st.memory.map((m) => `${formatNumber(m.rssMb)} (${formatNumber(m.anonMb)} + ${formatNumber(m.fileMb)})`).join(' / ')} | ${st.dataMb.map(n).join(' / ')} | ${st.stepSeconds} | ${st.errors}${st.firstError ? ` (${st.firstError.slice(0, 60)})` : ''} |`,
+        `| ${n(st.families)} | ${n(st.entries)} | ${n(st.w7PutsPerSec)} | ${n(st.w1PutsPerSec)} | ${n(st.w8PutsPerSec)} | ${n(st.w9UniformGetsPerSec)} | ${n(st.w9ZipfianGetsPerSec)} | ${share(st.w9UniformChunkHits)} / ${share(st.w9ZipfianChunkHits)} | ${n(st.w2GetsPerSec)} | ${n(st.fillEntriesPerSec)} | ${st.memory.map((m) => `${formatNumber(m.rssMb)} (${formatNumber(m.anonMb)} + ${formatNumber(m.fileMb)})`).join(' / ')} | ${st.dataMb.map(n).join(' / ')} | ${st.stepSeconds} | ${st.errors}${st.firstError ? ` (${st.firstError.slice(0, 60)})` : ''} |`,
     ),
     '',
   ];

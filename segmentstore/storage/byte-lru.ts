@@ -14,6 +14,18 @@
  * never walks past it (a burst of new families keeps tens of thousands of directories held, more
  * than the budget, until LevelDB has their writes).
  */
+/** What a cache holds and how its lookups went. */
+export interface CacheStats {
+  /** Lookups that found their key, since the cache was made. */
+  hits: number;
+  /** Lookups that did not. */
+  misses: number;
+  /** Bytes its entries are charged. */
+  bytes: number;
+  entries: number;
+  budgetBytes: number;
+}
+
 /** Most pinned entries one set or resize walks past to evict (see ByteLru.evict). */
 const PINNED_SKIPS = 64;
 
@@ -36,6 +48,8 @@ export class ByteLru<V> {
   /** The most recently used slot that is not held. */
   private tail: Slot<V> | undefined;
   private total = 0;
+  /** Lookups ({@link get}, {@link find}) that found their key, and those that did not; {@link peek} is not counted. */
+  private counted = { hits: 0, misses: 0 };
 
   /** @param pinned entries for which it is true are walked past by evictions (prefer {@link hold}, which costs evictions nothing) */
   constructor(
@@ -51,12 +65,29 @@ export class ByteLru<V> {
     return this.map.size;
   }
 
+  /** What it holds and how its lookups went (for the store's metrics). */
+  get stats(): CacheStats {
+    return { hits: this.counted.hits, misses: this.counted.misses, bytes: this.total, entries: this.map.size, budgetBytes: this.budget };
+  }
+
   /** The value of `key`, marking it recently used. */
   get(key: string): V | undefined {
     const slot = this.map.get(key);
-    if (!slot) return undefined;
+    if (!slot) {
+      this.counted.misses++;
+      return undefined;
+    }
+    this.counted.hits++;
     if (!slot.held) this.toTail(slot);
     return slot.value;
+  }
+
+  /** The value of `key` without touching its recency, counted as a lookup (unlike {@link peek}). */
+  find(key: string): V | undefined {
+    const slot = this.map.get(key);
+    if (slot) this.counted.hits++;
+    else this.counted.misses++;
+    return slot?.value;
   }
 
   /** The value of `key` without touching its recency. */

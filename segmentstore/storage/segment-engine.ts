@@ -26,6 +26,7 @@ import type { DurableLog } from './log/durable-log';
 import { openStorage } from './engine-storage';
 import { LogApplier } from './log/log-applier';
 import { Overlay } from './overlay';
+import type { CacheStats } from './byte-lru';
 import { countSegment, readFamilyPage, readScanPage } from './read/chunk-reader';
 import { FamilyStore, Serializer } from './chunks/family-store';
 import { FamilyPageReader } from './read/family-page-reader';
@@ -156,6 +157,11 @@ export class SegmentEngine {
    */
   get commitStats(): { flushes: number; ops: number; applies: number; appliedOps: number } {
     return { ...this.committer.stats, applies: this.applier.applies, appliedOps: this.applier.appliedOps };
+  }
+
+  /** What the chunk cache and the family-directory cache hold and how their lookups went. */
+  get cacheStats(): { chunk: CacheStats; directory: CacheStats } {
+    return this.families.cacheStats;
   }
 
   /** Bytes of the durable log held by acknowledged writes not yet applied to LevelDB (0 without a log). */

@@ -5,7 +5,7 @@
  * bytes; its group commit and durable log. The operation counts are also what the controller's status
  * page turns into per-store rates (metrics-service.ts).
  */
-import type { Counter, Registry } from 'prom-client';
+import type { Counter, Gauge, Registry } from 'prom-client';
 import { faultOf } from '../status';
 import { CounterCell, FastCounter, FastHistogram, HistogramCell } from './fast-metrics';
 import { COUNT_BUCKETS, counter, gauge, LATENCY_BUCKETS_SECONDS, secondsSince } from './metrics-registry';
@@ -33,6 +33,17 @@ export interface StoreStatsSource {
   readonly commitStats: { flushes: number; ops: number; applies: number; appliedOps: number };
   /** Bytes of the durable log held by writes not yet applied, when the engine tells. */
   readonly durableLogHeldBytes?: number;
+  /** The engine's caches (by name: `chunk`, `directory`), when it tells. */
+  readonly cacheStats?: Readonly<Record<string, StoreCacheStats>>;
+}
+
+/** One cache of a store: its lookups that found their key and those that did not, since start; what it holds and may hold. */
+export interface StoreCacheStats {
+  hits: number;
+  misses: number;
+  bytes: number;
+  entries: number;
+  budgetBytes: number;
 }
 
 /** The engine methods observed, by structural type (server-kit does not import the store). */
@@ -78,6 +89,7 @@ export class StoreMetrics {
     for (const op of STORE_OPERATIONS) this.ok.set(op, { count: this.operations.series(op, 'OK'), seconds: this.operationSeconds.series(op, 'OK') });
     this.scannedGauges(registry);
     this.commitCounters(registry);
+    this.cacheMetrics(registry);
     const engine = source();
     if (engine) this.heldBytesGauge(engine);
   }
@@ -224,6 +236,43 @@ export class StoreMetrics {
     gauge(registry, { name: 'kvt_segmentstore_segments', help: 'Table segments hosted by this store.', collect: read((s) => s.segments) });
     gauge(registry, { name: 'kvt_segmentstore_entries', help: 'Live entries in the segments of this store (counted by reading them, at most every 30 s).', collect: read((s) => s.entries) });
     gauge(registry, { name: 'kvt_segmentstore_bytes', help: 'Key and value bytes of the live entries of this store (counted with the entries).', collect: read((s) => s.bytes) });
+  }
+
+  /**
+   * The engine's caches, read at each scrape: lookups by result (a hit ratio is hits / (hits + misses)
+   * over a window), and the bytes and entries held against the budget. No series for an engine that
+   * does not tell.
+   */
+  private cacheMetrics(registry: Registry): void {
+    const source = this.source;
+    counter(registry, {
+      name: 'kvt_segmentstore_cache_lookups_total',
+      help: "Lookups in a store's cache (chunk: key-family chunk records; directory: key-family directories), by result: hit or miss.",
+      labelNames: ['cache', 'result'],
+      collect: function (this: Counter<'cache' | 'result'>) {
+        const caches = source()?.cacheStats;
+        if (!caches) return;
+        this.reset();
+        for (const [cache, s] of Object.entries(caches)) {
+          this.inc({ cache, result: 'hit' }, s.hits);
+          this.inc({ cache, result: 'miss' }, s.misses);
+        }
+      },
+    });
+    const held = (name: string, help: string, pick: (s: StoreCacheStats) => number) =>
+      gauge(registry, {
+        name,
+        help,
+        labelNames: ['cache'],
+        collect: function (this: Gauge<'cache'>) {
+          const caches = source()?.cacheStats;
+          if (!caches) return;
+          for (const [cache, s] of Object.entries(caches)) this.set({ cache }, pick(s));
+        },
+      });
+    held('kvt_segmentstore_cache_bytes', 'Bytes a cache of the store holds (as charged: records and their bookkeeping).', (s) => s.bytes);
+    held('kvt_segmentstore_cache_budget_bytes', 'Bytes a cache of the store may hold (--chunk-cache-mb, --directory-cache-mb).', (s) => s.budgetBytes);
+    held('kvt_segmentstore_cache_entries', 'Entries a cache of the store holds.', (s) => s.entries);
   }
 
   private commitCounters(registry: Registry): void {

@@ -92,6 +92,12 @@ describe('--metrics-port after a workload', () => {
     expect(sum('kvt_segmentstore_segments')).toBe(4);
     expect(sum('kvt_segmentstore_entries')).toBe(PUTS);
     expect(sum('kvt_segmentstore_group_commit_flushes_total')).toBeGreaterThan(0);
+    // Each store's caches, at their default budgets (the workload's keys are family-less: no chunk looked up).
+    for (const samples of stores) {
+      expect(total(samples, 'kvt_segmentstore_cache_budget_bytes', { cache: 'chunk' })).toBe(64 * 1024 * 1024);
+      expect(total(samples, 'kvt_segmentstore_cache_budget_bytes', { cache: 'directory' })).toBe(16 * 1024 * 1024);
+      expect(total(samples, 'kvt_segmentstore_cache_lookups_total', { cache: 'chunk', result: 'hit' })).toBe(0);
+    }
     // The controller created the four segments; each store started its gRPC and Prometheus metrics.
     expect(sum('grpc_server_handled_total', { grpc_method: 'CreateSegment', grpc_code: 'OK' })).toBe(4);
     for (const samples of stores) expect(total(samples, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);

@@ -240,6 +240,43 @@ describe('StoreMetrics on a real storage engine', () => {
     }
   });
 
+  it('counts the lookups of its chunk and directory caches by result, and what they hold against their budgets', async () => {
+    const where = path.join(dir, 'caches');
+    let engine = await SegmentEngine.open(where, { expirySweepIntervalMs: 0 });
+    await engine.createSegment('5', 's/t#0');
+    await engine.update({ segmentId: '5', modifications: [{ family: 'f', key: Buffer.from('a'), value: Buffer.from('v') }] });
+    await engine.close();
+    // Reopened: both caches empty.
+    engine = await SegmentEngine.open(where, { expirySweepIntervalMs: 0, chunkCacheBytes: 1 << 20 });
+    try {
+      const registry = newMetricsRegistry();
+      new StoreMetrics(registry, () => engine, 0);
+      const lookups = (cache: string, result: string) => valueOf(registry, 'kvt_segmentstore_cache_lookups_total', { cache, result });
+      const get = () => engine.get({ segmentId: '5', keys: [{ family: 'f', key: Buffer.from('a') }] });
+      expect(await lookups('chunk', 'hit')).toBe(0);
+      expect(await valueOf(registry, 'kvt_segmentstore_cache_entries', { cache: 'chunk' })).toBe(0);
+      // The first get finds neither the family's directory nor its chunk, reads the chunk from LevelDB and keeps it.
+      expect((await get()).entries[0].found).toBe(true);
+      const missed = await lookups('chunk', 'miss');
+      expect(missed).toBeGreaterThan(0);
+      expect(await lookups('chunk', 'hit')).toBe(0);
+      expect(await lookups('directory', 'miss')).toBeGreaterThan(0);
+      expect(await valueOf(registry, 'kvt_segmentstore_cache_entries', { cache: 'chunk' })).toBe(1);
+      // The second is answered from the cache.
+      expect((await get()).entries[0].found).toBe(true);
+      expect(await lookups('chunk', 'hit')).toBe(1);
+      expect(await lookups('chunk', 'miss')).toBe(missed);
+      const { chunk, directory } = engine.cacheStats;
+      expect(await valueOf(registry, 'kvt_segmentstore_cache_bytes', { cache: 'chunk' })).toBe(chunk.bytes);
+      expect(chunk.bytes).toBeGreaterThan(0);
+      expect(await valueOf(registry, 'kvt_segmentstore_cache_budget_bytes', { cache: 'chunk' })).toBe(1 << 20);
+      expect(await valueOf(registry, 'kvt_segmentstore_cache_budget_bytes', { cache: 'directory' })).toBe(directory.budgetBytes);
+      expect(await lookups('directory', 'hit')).toBe(directory.hits);
+    } finally {
+      await engine.close();
+    }
+  });
+
   it('is told of flushes without a durable log too (each a synced LevelDB write), and of no log write', async () => {
     const registry = newMetricsRegistry();
     const opened: { engine?: SegmentEngine } = {};

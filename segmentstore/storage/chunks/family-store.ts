@@ -17,7 +17,7 @@
  * arrives (directory-loader.ts), not when its turn to stage comes, so the updates of a segment that
  * create families do not each wait for the read of the one before; see {@link FamilyStore.stage}.
  */
-import { ByteLru } from '../byte-lru';
+import { ByteLru, type CacheStats } from '../byte-lru';
 import { isSoleChunk } from './chunk-codec';
 import type { KeyOrder } from './chunk-merge';
 import { ChunkWork } from './chunk-work';
@@ -131,8 +131,13 @@ export class FamilyStore {
     this.chunks.deletePrefix(prefix);
   }
 
+  /** What the chunk cache and the directory cache hold and how their lookups went. */
+  get cacheStats(): { chunk: CacheStats; directory: CacheStats } {
+    return { chunk: this.chunks.stats, directory: this.directories.stats };
+  }
+
   private cachedDirectory(seg: SegmentState, id: string, touch: boolean): FamilyDirectory | undefined {
-    const d = touch ? this.directories.get(id) : this.directories.peek(id);
+    const d = touch ? this.directories.get(id) : this.directories.find(id);
     return d && d.seg === seg && d.valid ? d : undefined;
   }
 
