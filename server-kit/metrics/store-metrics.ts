@@ -25,6 +25,14 @@ const HELD_BYTES_METRIC = 'kvt_segmentstore_durable_log_held_bytes';
  */
 export const DEFAULT_STATS_MAX_AGE_MS = 30_000;
 
+/**
+ * A count that took longer than this is not waited for by a scrape that has figures to give: it runs
+ * in the background and the scrape answers the last figures (a store of a GB took over 10 s to count,
+ * Prometheus's default scrape timeout). Counts are also spaced by ten times their own duration, so
+ * that counting never takes more than a tenth of a store's time.
+ */
+const SLOW_COUNT_MS = 1_000;
+
 /** A store's figures read when its metrics are scraped: what its engine exposes (by structural type). */
 export interface StoreStatsSource {
   /** Every hosted segment with its live entries and bytes (a scan of each; the metrics cache it). */
@@ -70,13 +78,15 @@ export class StoreMetrics {
   private readonly ok = new Map<StoreOperation, { count: CounterCell; seconds: HistogramCell }>();
   /** What the engine reports as its observer: registered at its first report, so that no histogram sits at zero for an engine that reports nothing. */
   private observed: { flushUpdates: HistogramCell; flushBytes: HistogramCell; flushSeconds: HistogramCell; logWriteSeconds: HistogramCell; applyLagSeconds: HistogramCell } | undefined;
-  private scanned: { at: number; segments: number; entries: number; bytes: number } | undefined;
+  private scanned: { at: number; tookMs: number; segments: number; entries: number; bytes: number } | undefined;
   private scanning: Promise<void> | undefined;
 
   constructor(
     private readonly registry: Registry,
     private readonly source: () => StoreStatsSource | undefined,
     private readonly statsMaxAgeMs = DEFAULT_STATS_MAX_AGE_MS,
+    /** The clock counts are timed and spaced by. */
+    private readonly clock: () => number = Date.now,
   ) {
     this.operations = new FastCounter(registry, OPERATIONS_METRIC, 'Operations the storage engine ran (an atomic update, a get, an iterator or scan page), by outcome code.', ['op', 'code']);
     this.operationSeconds = new FastHistogram(
@@ -202,11 +212,17 @@ export class StoreMetrics {
     this.observedHistograms().applyLagSeconds.observe(lagSeconds);
   }
 
-  /** Segments, entries and bytes, scanned at most every `statsMaxAgeMs` (concurrent scrapes share one scan). */
-  private async scannedStats(): Promise<{ segments: number; entries: number; bytes: number } | undefined> {
+  /**
+   * Segments, entries and bytes, scanned at most every `statsMaxAgeMs` and ten times the last scan's
+   * duration (concurrent scrapes share one scan); a slow scan is not waited for when there are figures
+   * (see SLOW_COUNT_MS).
+   */
+  private async scannedStats(): Promise<{ segments: number; entries: number; tookMs: number; bytes: number } | undefined> {
     const source = this.source();
-    if (!source) return this.scanned;
-    if (!this.scanned || Date.now() - this.scanned.at >= this.statsMaxAgeMs) {
+    const last = this.scanned;
+    if (!source) return last;
+    if (!last || this.clock() - last.at >= Math.max(this.statsMaxAgeMs, 10 * last.tookMs)) {
+      const started = this.clock();
       this.scanning ??= source
         .listSegments()
         .then((segments) => {
@@ -216,26 +232,36 @@ export class StoreMetrics {
             entries += Number(s.entryCount);
             bytes += Number(s.bytes);
           }
-          this.scanned = { at: Date.now(), segments: segments.length, entries, bytes };
+          const at = this.clock();
+          this.scanned = { at, tookMs: at - started, segments: segments.length, entries, bytes };
         })
         // A store that cannot read (stopping, failed) keeps its last figures.
         .catch(() => undefined)
         .finally(() => (this.scanning = undefined));
-      await this.scanning;
+      if (!last || last.tookMs < SLOW_COUNT_MS) await this.scanning;
     }
     return this.scanned;
   }
 
   private scannedGauges(registry: Registry): void {
-    const read = (pick: (s: { segments: number; entries: number; bytes: number }) => number) =>
+    const read = (pick: (s: { segments: number; entries: number; bytes: number; tookMs: number }) => number) =>
       async function (this: { set(v: number): void }) {
         const stats = await scanned();
         if (stats) this.set(pick(stats));
       };
     const scanned = () => this.scannedStats();
     gauge(registry, { name: 'kvt_segmentstore_segments', help: 'Table segments hosted by this store.', collect: read((s) => s.segments) });
-    gauge(registry, { name: 'kvt_segmentstore_entries', help: 'Live entries in the segments of this store (counted by reading them, at most every 30 s).', collect: read((s) => s.entries) });
+    gauge(registry, {
+      name: 'kvt_segmentstore_entries',
+      help: 'Live entries in the segments of this store (counted by reading them, at most every 30 s; see kvt_segmentstore_count_seconds).',
+      collect: read((s) => s.entries),
+    });
     gauge(registry, { name: 'kvt_segmentstore_bytes', help: 'Key and value bytes of the live entries of this store (counted with the entries).', collect: read((s) => s.bytes) });
+    gauge(registry, {
+      name: 'kvt_segmentstore_count_seconds',
+      help: 'How long the last count of the entries and bytes took (counts are spaced by ten times as long, 30 s at least).',
+      collect: read((s) => s.tookMs / 1000),
+    });
   }
 
   /**

@@ -296,6 +296,46 @@ describe('StoreMetrics on a real storage engine', () => {
     }
   });
 
+  it('does not keep a scrape waiting for a slow count once it has figures, and spaces counts by ten times their duration', async () => {
+    // The store's figures source, counting as slowly as the test says: each count takes 1.5 s of its clock.
+    let now = 1_000_000;
+    let entries = 1;
+    let counts = 0;
+    let release: (() => void) | undefined;
+    const source = {
+      commitStats: { flushes: 0, ops: 0, applies: 0, appliedOps: 0 },
+      listSegments: async () => {
+        counts++;
+        if (counts > 1) await new Promise<void>((resolve) => (release = resolve));
+        now += 1_500;
+        return [{ entryCount: String(entries), bytes: '10' }];
+      },
+    };
+    const registry = newMetricsRegistry();
+    new StoreMetrics(
+      registry,
+      () => source,
+      0,
+      () => now,
+    );
+    // No figures yet: the first scrape waits for the count.
+    expect(await valueOf(registry, 'kvt_segmentstore_entries')).toBe(1);
+    expect(await valueOf(registry, 'kvt_segmentstore_count_seconds')).toBe(1.5);
+    // Within ten times 1.5 s: no count at all.
+    now += 14_000;
+    entries = 2;
+    expect(await valueOf(registry, 'kvt_segmentstore_entries')).toBe(1);
+    expect(counts).toBe(1);
+    // Due: a count starts, and the scrape answers the last figures without waiting for it.
+    now += 1_000;
+    expect(await valueOf(registry, 'kvt_segmentstore_entries')).toBe(1);
+    expect(counts).toBe(2);
+    release!();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(await valueOf(registry, 'kvt_segmentstore_entries')).toBe(2);
+    expect(counts).toBe(2);
+  });
+
   it('records what a StorageObserver is told (flush sizes and times, log writes, apply lag) from its first report on', async () => {
     const registry = newMetricsRegistry();
     const metrics = new StoreMetrics(registry, () => undefined);
