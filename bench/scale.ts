@@ -21,7 +21,7 @@ import { KeyChooser, keyName, uniformChooser, ValueSource, zipfianChooser } from
 import { directoryBytes, processMemory, ProcessMemory } from './core/memory';
 import { runClosedLoop } from './core/runner';
 import { fetchMetrics } from '../server-kit/metrics/metrics-service';
-import { startKvtCluster } from './peers/kvt-cluster';
+import { KvtCluster, startKvtCluster } from './peers/kvt-cluster';
 import { KvtPeer } from './peers/kvt-peer';
 import { repoRoot } from './peers/peer';
 import { renderScaleMarkdown, renderScaleSvg, ScaleRun, ScaleStep } from './report/scale-report';
@@ -89,6 +89,10 @@ function combine(a: Measured, b: Measured): Measured {
   return { perSec: Math.round((a.perSec + b.perSec) / 2), ops: a.ops + b.ops, errors: a.errors + b.errors, firstError: a.firstError ?? b.firstError };
 }
 
+const CACHE_LOOKUPS = 'kvt_segmentstore_cache_lookups_total';
+
+type Store = KvtCluster['stores'][number];
+
 /** Hits and misses of the stores' chunk caches so far. */
 interface Lookups {
   hits: number;
@@ -122,10 +126,6 @@ function hitShare(before: Lookups | undefined, after: Lookups | undefined): numb
   const all = hits + after.misses - before.misses;
   return all > 0 ? Math.round((hits / all) * 1000) / 1000 : undefined;
 }
-
-type Store = { pid: number; dataDir: string };
-
-const CACHE_LOOKUPS = 'kvt_segmentstore_cache_lookups_total';
 
 /** One step: create, fill, measure, then read memory at rest. */
 async function runStep(peer: KvtPeer, o: ScaleOptions, step: number, from: number, to: number, deadline: number, stores: readonly Store[], metrics: readonly grpc.Client[]): Promise<ScaleStep> {

@@ -33,6 +33,15 @@ export const DEFAULT_STATS_MAX_AGE_MS = 30_000;
  */
 const SLOW_COUNT_MS = 1_000;
 
+/** A count of a store's segments, entries and bytes: when it ended and how long it took. */
+interface Counted {
+  at: number;
+  tookMs: number;
+  segments: number;
+  entries: number;
+  bytes: number;
+}
+
 /** A store's figures read when its metrics are scraped: what its engine exposes (by structural type). */
 export interface StoreStatsSource {
   /** Every hosted segment with its live entries and bytes (a scan of each; the metrics cache it). */
@@ -78,7 +87,7 @@ export class StoreMetrics {
   private readonly ok = new Map<StoreOperation, { count: CounterCell; seconds: HistogramCell }>();
   /** What the engine reports as its observer: registered at its first report, so that no histogram sits at zero for an engine that reports nothing. */
   private observed: { flushUpdates: HistogramCell; flushBytes: HistogramCell; flushSeconds: HistogramCell; logWriteSeconds: HistogramCell; applyLagSeconds: HistogramCell } | undefined;
-  private scanned: { at: number; tookMs: number; segments: number; entries: number; bytes: number } | undefined;
+  private scanned: Counted | undefined;
   private scanning: Promise<void> | undefined;
 
   constructor(
@@ -217,7 +226,7 @@ export class StoreMetrics {
    * duration (concurrent scrapes share one scan); a slow scan is not waited for when there are figures
    * (see SLOW_COUNT_MS).
    */
-  private async scannedStats(): Promise<{ segments: number; entries: number; tookMs: number; bytes: number } | undefined> {
+  private async scannedStats(): Promise<Counted | undefined> {
     const source = this.source();
     const last = this.scanned;
     if (!source) return last;
@@ -244,7 +253,7 @@ export class StoreMetrics {
   }
 
   private scannedGauges(registry: Registry): void {
-    const read = (pick: (s: { segments: number; entries: number; bytes: number; tookMs: number }) => number) =>
+    const read = (pick: (s: Counted) => number) =>
       async function (this: { set(v: number): void }) {
         const stats = await scanned();
         if (stats) this.set(pick(stats));

@@ -195,8 +195,7 @@ export class PointReader {
     if (floors.length === 0) return;
     // Still the turn of the locating when `current`: a family read by its first chunk has no write
     // LevelDB lacks (its directory would be in memory), so a snapshot taken now is that instant.
-    located.snapshot ??= this.db.snapshot();
-    const snapshot = located.snapshot;
+    const snapshot = (located.snapshot ??= this.db.snapshot());
     const found = await Promise.all(
       floors.map((s) => this.db.iterator({ gte: s.key, lte: Buffer.concat([s.key, refs[s.index].key]), reverse: true, limit: 1, keyEncoding: 'buffer', valueEncoding: 'buffer', snapshot }).all()),
     );
