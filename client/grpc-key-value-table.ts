@@ -46,15 +46,16 @@ export class GrpcKeyValueTable<K, V> extends AbstractKeyValueTable<K, V, UpdateE
   }
 
   /** Sends a batch to the segment of its family (or of its one key); resolves the version of each modification. */
-  protected async writeBatch(family: string | null, routeKey: Uint8Array, batch: UpdateEncoder, keys: readonly unknown[]): Promise<(Version | null)[]> {
+  protected writeBatch(family: string | null, routeKey: Uint8Array, batch: UpdateEncoder, keys: readonly unknown[]): Promise<(Version | null)[]> {
     const point = routingPoint(family, routeKey);
     const modifications = batch.finish();
-    const { response, segmentId } = await this.transport.execute(
-      (t) => t.routeOf(point),
-      (segment) => ({ update: { segmentId: segment, modifications } }),
-      { keyAt: (i) => keys[i] },
-    );
-    return versionsOf(response.update ?? undefined, modifications.types, segmentId);
+    return this.transport
+      .execute(
+        (t) => t.routeOf(point),
+        (segment) => ({ update: { segmentId: segment, modifications } }),
+        { keyAt: (i) => keys[i] },
+      )
+      .then(({ response, segmentId }) => versionsOf(response.update ?? undefined, modifications.types, segmentId));
   }
 
   protected readEntries(read: KeysRead<K, V>): Promise<void> {
@@ -62,6 +63,30 @@ export class GrpcKeyValueTable<K, V> extends AbstractKeyValueTable<K, V, UpdateE
       read,
       read.list.map((_, i) => i),
     );
+  }
+
+  /** A `get`: the one key's Get goes straight to its partition (no grouping, no slicing, no Promise.all). */
+  protected override readEntry(read: KeysRead<K, V>): Promise<TableEntry<K, V> | null> {
+    const key = read.list[0];
+    const refs = [{ family: read.family ?? '', key: read.bytes[0] }];
+    const point = routingPoint(read.family, read.bytes[0]);
+    return this.transport
+      .execute(
+        (t) => t.routeOf(point),
+        (segment) => ({ get: { segmentId: segment, keys: refs } }),
+        { read: true, keyAt: () => key },
+      )
+      .then((answer) => this.entriesOf(read.list, [0], refs.length, answer)[0]);
+  }
+
+  /**
+   * The entries of the keys `list[i]`, i in `at`, from the store's answer to a Get of `count` keys;
+   * null for a key not found.
+   */
+  private entriesOf(list: readonly K[], at: readonly number[], count: number, answer: { response: SubResponse; segmentId: string }): (TableEntry<K, V> | null)[] {
+    const entries = answer.response.get?.entries ?? [];
+    if (entries.length !== count) throw new ServiceError(`the store answered ${entries.length} entries for ${count} keys`, { code: 'SERVICE_ERROR' });
+    return at.map((i, j) => (entries[j]?.found ? this.entryOf(list[i], entries[j], answer.segmentId) : null));
   }
 
   /**
@@ -99,9 +124,7 @@ export class GrpcKeyValueTable<K, V> extends AbstractKeyValueTable<K, V, UpdateE
             if (err instanceof StaleGrouping) return this.readKeys(read, slice);
             throw err;
           }
-          const entries = answer.response.get?.entries ?? [];
-          if (entries.length !== refs.length) throw new ServiceError(`the store answered ${entries.length} entries for ${refs.length} keys`, { code: 'SERVICE_ERROR' });
-          slice.forEach((i, j) => (read.out[i] = entries[j]?.found ? this.entryOf(read.list[i], entries[j], answer.segmentId) : null));
+          this.entriesOf(read.list, slice, refs.length, answer).forEach((entry, j) => (read.out[slice[j]] = entry));
         }),
       ),
     );

@@ -20,6 +20,8 @@ import { NO_TTL } from './update-encoder';
 import { checkBatchBytes, checkBatchCount, checkBoolean, checkFamily, checkKey, checkPageSize, checkTtl, checkValue, checkVersion, DuplicateKeyCheck, kindOf, listOf } from './validation';
 
 const EMPTY = Buffer.alloc(0);
+/** The first of a batch's versions: a single modification's. */
+const first = (versions: (Version | null)[]): Version | null => versions[0];
 
 /** Where a batch's checked, serialized modifications go (`UpdateEncoder` is one). */
 export interface ModificationSink {
@@ -66,6 +68,11 @@ export abstract class AbstractKeyValueTable<K, V, S extends ModificationSink> im
   /** Reads the entries of every key of `read` into `read.out` (null when absent). */
   protected abstract readEntries(read: KeysRead<K, V>): Promise<void>;
 
+  /** Reads the entry of the one key of `read` (a `get`); a subclass may take a shorter way than readEntries. */
+  protected readEntry(read: KeysRead<K, V>): Promise<TableEntry<K, V> | null> {
+    return this.readEntries(read).then(() => read.out[0]);
+  }
+
   /** The pages of an iteration from `state` on (its own copy: it may change it). */
   protected abstract keyPages(state: IteratorState): AsyncIterable<IteratorItem<TableKey<K>>>;
 
@@ -78,17 +85,17 @@ export abstract class AbstractKeyValueTable<K, V, S extends ModificationSink> im
   /** Releases what the table holds, once, on the first close(). */
   protected abstract release(): void;
 
-  async put(family: string | null, key: K, value: V, options?: TtlOptions): Promise<Version> {
-    return (await this.single(family, 'PUT', key, value, undefined, options?.ttlMs))!;
+  put(family: string | null, key: K, value: V, options?: TtlOptions): Promise<Version> {
+    return this.single(family, 'PUT', key, value, undefined, options?.ttlMs) as Promise<Version>;
   }
 
-  async putIfAbsent(family: string | null, key: K, value: V, options?: TtlOptions): Promise<Version> {
-    return (await this.single(family, 'INSERT', key, value, undefined, options?.ttlMs))!;
+  putIfAbsent(family: string | null, key: K, value: V, options?: TtlOptions): Promise<Version> {
+    return this.single(family, 'INSERT', key, value, undefined, options?.ttlMs) as Promise<Version>;
   }
 
-  async replace(family: string | null, key: K, value: V, version: Version, options?: TtlOptions): Promise<Version> {
-    if (version === undefined || version === null) throw new InvalidArgumentError('replace needs a version (Version.NO_VERSION for none)');
-    return (await this.single(family, 'PUT', key, value, version, options?.ttlMs))!;
+  replace(family: string | null, key: K, value: V, version: Version, options?: TtlOptions): Promise<Version> {
+    if (version === undefined || version === null) return Promise.reject(new InvalidArgumentError('replace needs a version (Version.NO_VERSION for none)'));
+    return this.single(family, 'PUT', key, value, version, options?.ttlMs) as Promise<Version>;
   }
 
   async remove(family: string | null, key: K, version?: Version): Promise<void> {
@@ -127,8 +134,17 @@ export abstract class AbstractKeyValueTable<K, V, S extends ModificationSink> im
     return this.updateAs('update', family, modifications);
   }
 
-  async get(family: string | null, key: K): Promise<TableEntry<K, V> | null> {
-    return (await this.getAll(family, [key]))[0];
+  get(family: string | null, key: K): Promise<TableEntry<K, V> | null> {
+    let familyLength: number;
+    let bytes: Uint8Array;
+    try {
+      this.checkOpen();
+      familyLength = checkFamily(family);
+      bytes = this.serializeKey(key, familyLength, 0);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.readEntry({ family, familyLength, list: [key], bytes: [bytes], out: [null] });
   }
 
   async exists(family: string | null, key: K): Promise<boolean> {
@@ -192,7 +208,16 @@ export abstract class AbstractKeyValueTable<K, V, S extends ModificationSink> im
     return this.writeBatch(family, EMPTY, batch, keys);
   }
 
-  private async single(family: string | null, type: 'PUT' | 'INSERT' | 'REMOVE', key: K, value: V | undefined, version?: Version, ttlMs?: number): Promise<Version | null> {
+  /** One modification of one key; validation errors reject (never throw), as from an async function. */
+  private single(family: string | null, type: 'PUT' | 'INSERT' | 'REMOVE', key: K, value: V | undefined, version?: Version, ttlMs?: number): Promise<Version | null> {
+    try {
+      return this.singleBatch(family, type, key, value, version, ttlMs);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  private singleBatch(family: string | null, type: 'PUT' | 'INSERT' | 'REMOVE', key: K, value: V | undefined, version?: Version, ttlMs?: number): Promise<Version | null> {
     this.checkOpen();
     const familyLength = checkFamily(family);
     const condition = checkVersion(version);
@@ -202,7 +227,7 @@ export abstract class AbstractKeyValueTable<K, V, S extends ModificationSink> im
     const valueBytes = type === 'REMOVE' ? EMPTY : this.serializeValue(value as V);
     const batch = this.newBatch(family ?? '', 1);
     batch.add(MODIFICATION_TYPES[type], keyBytes, valueBytes, condition, checkTtl(ttlMs));
-    return (await this.writeBatch(family, family === null ? keyBytes : EMPTY, batch, [key]))[0];
+    return this.writeBatch(family, family === null ? keyBytes : EMPTY, batch, [key]).then(first);
   }
 
   /**

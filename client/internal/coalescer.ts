@@ -163,7 +163,11 @@ export class Coalescer {
    */
   submit(address: string, sub: ClientSubRequest, deadline: number): Promise<SubResponse> {
     const answer = this.enqueue(address, sub, deadline);
-    return sub.get ? answer.then((response) => this.completeGet(address, sub.get!, response, deadline)) : answer;
+    const get = sub.get;
+    if (!get) return answer;
+    // Most answers hold every key: only a short one goes on to completeGet (an async function, whose
+    // promise an answer that is already whole would only pay for).
+    return answer.then((response) => (response.error || (response.get?.entries?.length ?? 0) >= get.keys.length ? response : this.completeGet(address, get, response, deadline)));
   }
 
   /** Asks again, until `deadline`, for the keys of `get` its answer left out. */

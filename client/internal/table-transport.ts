@@ -104,11 +104,11 @@ export class TableTransport {
   execute(pick: (t: RoutingTable) => Route, build: (segmentId: string) => ClientSubRequest, policy: RequestPolicy): Promise<{ response: SubResponse; segmentId: string }> {
     return this.withRetries(
       pick,
-      async (route, deadline) => {
-        const response = await this.coalescer.submit(route.address, build(route.segmentId), deadline);
-        if (response.error) throw new SubError(response.error);
-        return { response, segmentId: route.segmentId };
-      },
+      (route, deadline) =>
+        this.coalescer.submit(route.address, build(route.segmentId), deadline).then((response) => {
+          if (response.error) throw new SubError(response.error);
+          return { response, segmentId: route.segmentId };
+        }),
       policy,
     );
   }
@@ -129,50 +129,79 @@ export class TableTransport {
     type Res = M extends 'Iterate' ? Buffer : ScanResponse;
     return this.withRetries(
       pick,
-      async (route, deadline) => {
+      (route, deadline): Promise<{ response: Res; route: Route }> => {
         const streams = this.coalescer.streams;
         if (method === 'Iterate') {
           const request = build(route.segmentId) as IterateRequestInput;
           if ((request.maxItems ?? 0) <= MAX_COALESCED_PAGE_ITEMS) {
             // A small page is a sub-request: the pages of concurrent iterators travel together with gets and updates.
-            const response = await this.coalescer.submit(route.address, { iterate: encodeIterateRequest(request) }, deadline);
-            if (response.error) throw new SubError(response.error);
-            return { response: (response.iterate ?? Buffer.alloc(0)) as Res, route };
+            return this.coalescer.submit(route.address, { iterate: encodeIterateRequest(request) }, deadline).then((response) => {
+              if (response.error) throw new SubError(response.error);
+              return { response: (response.iterate ?? Buffer.alloc(0)) as Res, route };
+            });
           }
           if (streams) {
-            try {
-              const page = await streams.iterate(route.address, request, deadline);
-              return { response: page as Res, route };
-            } catch (err) {
-              // A page's own error arrives as a wire error, as a failed sub-request's does.
-              throw isWire(err) ? new SubError(err) : err;
-            }
+            return streams.iterate(route.address, request, deadline).then(
+              (page) => ({ response: page as Res, route }),
+              (err: unknown) => {
+                // A page's own error arrives as a wire error, as a failed sub-request's does.
+                throw isWire(err) ? new SubError(err) : err;
+              },
+            );
           }
         }
         const store = this.connections.store(route.address);
-        const response = await callUnary<unknown, Res>(store, method, build(route.segmentId), deadline);
-        return { response, route };
+        return callUnary<unknown, Res>(store, method, build(route.segmentId), deadline).then((response) => ({ response, route }));
       },
       { read: true },
     );
   }
 
-  private async withRetries<T>(pick: (t: RoutingTable) => Route, attempt: (route: Route, deadline: number) => Promise<T>, policy: RequestPolicy): Promise<T> {
+  /**
+   * `attempt` on the route `pick` gives, retried as the module header says. The first attempt is made
+   * at once when the routing is cached (the common case: no promise of its own, no await before the
+   * request is queued); only a failure goes on to the retry loop.
+   */
+  private withRetries<T>(pick: (t: RoutingTable) => Route, attempt: (route: Route, deadline: number) => Promise<T>, policy: RequestPolicy): Promise<T> {
     const deadline = Date.now() + this.settings.timeoutMs;
+    const routing = this.closed ? undefined : this.routing.get();
+    if (routing === undefined || routing instanceof Promise) return this.retrying(pick, attempt, policy, deadline);
+    let route: Route | undefined;
+    try {
+      route = pick(routing);
+      return attempt(route, deadline).catch((err: unknown) => this.retrying(pick, attempt, policy, deadline, { err, route }));
+    } catch (err) {
+      return this.retrying(pick, attempt, policy, deadline, { err, route });
+    }
+  }
+
+  /** The retry loop of withRetries, from its first attempt or after it failed (`failed`). */
+  private async retrying<T>(
+    pick: (t: RoutingTable) => Route,
+    attempt: (route: Route, deadline: number) => Promise<T>,
+    policy: RequestPolicy,
+    deadline: number,
+    failed?: { err: unknown; route: Route | undefined },
+  ): Promise<T> {
     let refreshedForSegment = false;
     let staleGeneration: string | undefined;
     // Sticky across attempts: once any attempt may have reached a store, a later "surely not sent"
     // failure does not make the outcome known again.
     let maybeApplied = false;
     for (let tries = 0; ; tries++) {
-      this.checkOpen();
       let route: Route | undefined;
       try {
+        if (failed) {
+          route = failed.route;
+          throw failed.err;
+        }
+        this.checkOpen();
         const routing = staleGeneration === undefined ? await this.routing.get() : await beforeDeadline(this.routing.refresh(staleGeneration), deadline, this.tableName);
         staleGeneration = undefined;
         route = pick(routing);
         return await attempt(route, deadline);
       } catch (err) {
+        failed = undefined;
         this.checkOpen();
         if (err instanceof StaleGrouping) throw err;
         if (kvtCodeOf(err) === 'SEGMENT_NOT_FOUND' && !refreshedForSegment) {

@@ -1,6 +1,6 @@
 /** Conformance: keyIterator and entryIterator (order, pages, bounds, resume states, the page cap). */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { InvalidArgumentError, IteratorItem, KeyValueTable, TableKey } from '../../client';
+import { InvalidArgumentError, IteratorItem, KeyValueTable, ObjectClosedError, TableKey } from '../../client';
 import type { TableSuiteContext } from './table-conformance-context';
 import { pagesOf, rejection, thrown } from './table-conformance-context';
 
@@ -130,6 +130,32 @@ export function iterationConformance(ctx: TableSuiteContext): void {
       expect(await keysOf()).toEqual(sorted);
       expect(await keysOf()).toEqual(sorted);
       expect(await Promise.all([keysOf(), keysOf()])).toEqual([sorted, sorted]);
+    });
+
+    it('answers calls of next() made without waiting in order, as an async generator does, and ends at return()', async () => {
+      const iterator = raw.keyIterator('bytes', { maxKeysAtOnce: 4 })[Symbol.asyncIterator]();
+      // Five calls at once: three pages (4 + 4 + 3 of the 11 keys), then the end, twice.
+      const steps = await Promise.all([iterator.next(), iterator.next(), iterator.next(), iterator.next(), iterator.next()]);
+      expect(steps.map((s) => (s.done ? 'done' : s.value.items.map((k) => hex(k.key)).join(',')))).toEqual([
+        sorted.slice(0, 4).join(','),
+        sorted.slice(4, 8).join(','),
+        sorted.slice(8).join(','),
+        'done',
+        'done',
+      ]);
+      // return() while a page is being read: that page still comes, then nothing more.
+      const other = raw.keyIterator('bytes', { maxKeysAtOnce: 4 })[Symbol.asyncIterator]();
+      const [page, ended, after] = await Promise.all([other.next(), other.return!(), other.next()]);
+      expect([page.done, page.done ? [] : page.value.items.length, ended.done, after.done]).toEqual([false, 4, true, true]);
+    });
+
+    it('ends an iteration whose page read failed', async () => {
+      const table = await ctx.bytes();
+      await table.putAll('fails', [[bytes(1), 'v']]);
+      const iterator = table.keyIterator('fails', { maxKeysAtOnce: 4 })[Symbol.asyncIterator]();
+      await table.close();
+      expect(await rejection(iterator.next())).toBeInstanceOf(ObjectClosedError);
+      expect(await iterator.next()).toEqual({ done: true, value: undefined });
     });
 
     it('ends a page of entries at the 2 MiB cap, never above it, and then goes on', async () => {
