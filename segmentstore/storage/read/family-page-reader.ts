@@ -163,7 +163,8 @@ export class FamilyPageReader {
     if (missing.length === 0) return out;
     const read = await this.db.getMany(
       missing.map((i) => slice[i].key),
-      { snapshot },
+      // The encodings named, so abstract-level need not copy the options (snapshot-view.ts).
+      { keyEncoding: 'buffer', valueEncoding: 'buffer', snapshot },
     );
     return this.fill(slice, out, missing, read);
   }

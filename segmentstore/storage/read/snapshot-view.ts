@@ -49,6 +49,14 @@ export class SnapshotView {
  * (point-reader.ts).
  */
 export function readRecords(db: Db, keys: readonly Buffer[], snapshot: Snapshot | undefined): (Buffer | undefined)[] {
-  const options = { snapshot };
-  return keys.map((key) => db.getSync(key, options));
+  // Options name the encodings the database already has, or are left out: abstract-level copies an
+  // options object that lacks them, with every call — { snapshot } cost a read ~4.5 µs of CPU on top of
+  // LevelDB's ~2.5 µs (in-process, a record in the block cache).
+  const records = new Array<Buffer | undefined>(keys.length);
+  if (snapshot === undefined) for (let i = 0; i < keys.length; i++) records[i] = db.getSync(keys[i]);
+  else {
+    const options = { keyEncoding: 'buffer', valueEncoding: 'buffer', snapshot } as const;
+    for (let i = 0; i < keys.length; i++) records[i] = db.getSync(keys[i], options);
+  }
+  return records;
 }

@@ -50,4 +50,26 @@ describe('readRecords', () => {
       await db.close();
     }
   });
+
+  it("passes LevelDB's get options it need not copy: none without a snapshot, the encodings named with one", async () => {
+    // abstract-level's getSync copies an options object that does not name the database's own
+    // encodings, on every call: ~4.5 µs of CPU a read, twice LevelDB's own read of a cached record.
+    const db = await openDb();
+    try {
+      await db.put(b('a'), b('a1'));
+      const seen: unknown[] = [];
+      const getSync = db.getSync.bind(db);
+      db.getSync = ((key: Buffer, options?: unknown) => {
+        seen.push(options);
+        return getSync(key, options as never);
+      }) as typeof db.getSync;
+      const snapshot = db.snapshot();
+      expect(readRecords(db, [b('a')], undefined).map(String)).toEqual(['a1']);
+      expect(readRecords(db, [b('a')], snapshot).map(String)).toEqual(['a1']);
+      expect(seen).toEqual([undefined, { keyEncoding: 'buffer', valueEncoding: 'buffer', snapshot }]);
+      await snapshot.close();
+    } finally {
+      await db.close();
+    }
+  });
 });
