@@ -38,6 +38,32 @@ describe('chunk lookups', () => {
     }
   });
 
+  it('step over values whose lengths take each byte of the header, walking and bisecting', () => {
+    // A walk steps over each value by the u32 length in its entry's header: lengths that use each of
+    // its low three bytes (MAX_VALUE_LENGTH, just under 2^20, leaves the top one 0).
+    const lengths = [0, 1, 255, 256, 65_535, 65_536, 300_000, 1_040_384];
+    for (const count of [lengths.length, 40, 300]) {
+      const entries = Array.from({ length: count }, (_, i) => ({
+        key: Buffer.from(`k${String(i).padStart(4, '0')}`),
+        sequence: i + 1,
+        expiresAt: 0,
+        value: Buffer.alloc(i < lengths.length ? lengths[i] : i % 7, i % 251),
+      }));
+      const record = encodeChunk(entries);
+      // A record's first lookup in a ChunkLookups walks it, the later ones bisect its offsets.
+      const lookups = new ChunkLookups();
+      for (const i of [0, 1, 5, 6, 7, count - 1]) {
+        // Buffer.equals: vitest's deep equality walks a megabyte element by element.
+        for (const found of [findIn(record, entries[i].key, 0), lookups.find(record, entries[i].key, 0)]) {
+          expect([found?.value.equals(entries[i].value), found?.sequence]).toEqual([true, i + 1]);
+        }
+      }
+      expect(seekEntry(record, Buffer.from('k0000a'))).toBe(ABSENT_WITHIN);
+      expect(seekEntry(record, Buffer.from('l'))).toBe(ABSENT_BEYOND);
+      expect(decodeChunk(record).map((e) => e.value.length)).toEqual(entries.map((e) => e.value.length));
+    }
+  });
+
   it('find nothing in no record or an empty one', () => {
     expect(findIn(null, Buffer.from('a'), 0)).toBeUndefined();
     expect(seekEntry(encodeChunk([]), Buffer.from('a'))).toBe(ABSENT_BEYOND);
