@@ -4,6 +4,9 @@
  * peers get (the same rate, the same pages' sizes). kvt's client sends every call as a message of
  * such a stream, so no kvt read can beat this; the report shows it beside the p99 target.
  *
+ * The channel has kvt's client options (proto/load.ts GRPC_CHANNEL_OPTIONS); the runs of 2026-11-27
+ * until 21:00 had grpc-js's defaults, a 64 KiB receive window among them.
+ *
  * The server runs in a child process (this file with `--serve`). A message carries a 4-byte id, the
  * 4-byte size of the answer asked for and, for a write, the render's bytes; the answer carries the
  * id and that many bytes of text, which the caller takes as bytes, as the benchmark's getLatest does
@@ -12,6 +15,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
+import { GRPC_CHANNEL_OPTIONS } from '../../proto/load';
 import { repoRoot } from '../peers/peer';
 
 const identity = (b: Buffer): Buffer => b;
@@ -50,7 +54,9 @@ export async function startGrpcFloor(latestBytes: (title: string) => number): Pr
     child.once('exit', (code) => reject(new Error(`the grpc-js floor server exited (${code}) before listening`)));
   });
   const Client = grpc.makeGenericClientConstructor(SERVICE, 'Floor');
-  const client = new Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+  // kvt's client channel options (its 4 MiB receive window above all): a floor measured with grpc-js's
+  // 64 KiB default would wait on window updates that kvt's client does not.
+  const client = new Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), GRPC_CHANNEL_OPTIONS);
   const stream = (client as unknown as { Echo(): grpc.ClientDuplexStream<Buffer, Buffer> }).Echo();
   const waiting = new Map<number, { resolve: (answer: Buffer) => void; reject: (err: Error) => void }>();
   let nextId = 0;

@@ -92,7 +92,7 @@ export function writeRevisionsReport(r: RevisionsBenchResult): string {
     '',
     ...(r.grpcFloor
       ? [
-          "The last row is the floor of the mixed latencies on this machine, measured right after kvt's mixed load, after 2 s of it unmeasured (as kvt is warm by then): the same open-loop load (same rate, same pages, a getLatest answered with its latest render's size in bytes of text, taken as bytes as kvt's getLatest gives them here; a new revision sending its render) through one grpc-js bidirectional stream to a Node process that answers at once, with no storage behind it (bench/revisions/grpc-floor.ts). kvt's client sends every call as a message of such a stream, so its reads cannot be faster than these.",
+          "The last row is the floor of the mixed latencies on this machine, measured right after kvt's mixed load, after 2 s of it unmeasured (as kvt is warm by then): the same open-loop load (same rate, same pages, a getLatest answered with its latest render's size in bytes of text, taken as bytes as kvt's getLatest gives them here; a new revision sending its render) through one grpc-js bidirectional stream, with kvt's client channel options (a 4 MiB receive window; runs before 2026-11-27 21:00 had grpc-js's 64 KiB), to a Node process that answers at once, with no storage behind it (bench/revisions/grpc-floor.ts). kvt's client sends every call as a message of such a stream, so its reads cannot be faster than these.",
           '',
         ]
       : []),
