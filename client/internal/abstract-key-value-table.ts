@@ -211,23 +211,19 @@ export abstract class AbstractKeyValueTable<K, V, S extends ModificationSink> im
   /** One modification of one key; validation errors reject (never throw), as from an async function. */
   private single(family: string | null, type: 'PUT' | 'INSERT' | 'REMOVE', key: K, value: V | undefined, version?: Version, ttlMs?: number): Promise<Version | null> {
     try {
-      return this.singleBatch(family, type, key, value, version, ttlMs);
+      this.checkOpen();
+      const familyLength = checkFamily(family);
+      const condition = checkVersion(version);
+      const keyBytes = this.serializeKey(key, familyLength);
+      // Only a remove has no value: a put of `undefined` goes through the serializer like any value
+      // (JSON refuses it; an empty value stored for it could never be read back).
+      const valueBytes = type === 'REMOVE' ? EMPTY : this.serializeValue(value as V);
+      const batch = this.newBatch(family ?? '', 1);
+      batch.add(MODIFICATION_TYPES[type], keyBytes, valueBytes, condition, checkTtl(ttlMs));
+      return this.writeBatch(family, family === null ? keyBytes : EMPTY, batch, [key]).then(first);
     } catch (err) {
       return Promise.reject(err);
     }
-  }
-
-  private singleBatch(family: string | null, type: 'PUT' | 'INSERT' | 'REMOVE', key: K, value: V | undefined, version?: Version, ttlMs?: number): Promise<Version | null> {
-    this.checkOpen();
-    const familyLength = checkFamily(family);
-    const condition = checkVersion(version);
-    const keyBytes = this.serializeKey(key, familyLength);
-    // Only a remove has no value: a put of `undefined` goes through the serializer like any value
-    // (JSON refuses it; an empty value stored for it could never be read back).
-    const valueBytes = type === 'REMOVE' ? EMPTY : this.serializeValue(value as V);
-    const batch = this.newBatch(family ?? '', 1);
-    batch.add(MODIFICATION_TYPES[type], keyBytes, valueBytes, condition, checkTtl(ttlMs));
-    return this.writeBatch(family, family === null ? keyBytes : EMPTY, batch, [key]).then(first);
   }
 
   /**

@@ -164,16 +164,21 @@ export class Coalescer {
   submit(address: string, sub: ClientSubRequest, deadline: number): Promise<SubResponse> {
     const answer = this.enqueue(address, sub, deadline);
     const get = sub.get;
-    if (!get) return answer;
-    // Most answers hold every key: only a short one goes on to completeGet (an async function, whose
-    // promise an answer that is already whole would only pay for).
-    return answer.then((response) => (response.error || (response.get?.entries?.length ?? 0) >= get.keys.length ? response : this.completeGet(address, get, response, deadline)));
+    return get ? answer.then((response) => this.completeGet(address, get, response, deadline)) : answer;
   }
 
-  /** Asks again, until `deadline`, for the keys of `get` its answer left out. */
-  private async completeGet(address: string, get: ClientGetRequest, response: SubResponse, deadline: number): Promise<SubResponse> {
+  /**
+   * The answer to `get` with every key: as it came when whole (most answers; no promise of its own),
+   * else completed by asking again for the keys it left out.
+   */
+  private completeGet(address: string, get: ClientGetRequest, response: SubResponse, deadline: number): SubResponse | Promise<SubResponse> {
     const first = response.get?.entries;
     if (response.error || !first || first.length >= get.keys.length) return response;
+    return this.askForRest(address, get, first, deadline);
+  }
+
+  /** Asks again, until `deadline`, for the keys of `get` that its first answer (`first`) left out. */
+  private async askForRest(address: string, get: ClientGetRequest, first: NonNullable<NonNullable<SubResponse['get']>['entries']>, deadline: number): Promise<SubResponse> {
     const entries = first.slice();
     while (entries.length < get.keys.length) {
       const keys = get.keys.slice(entries.length);
