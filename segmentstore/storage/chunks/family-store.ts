@@ -250,7 +250,7 @@ export class FamilyStore {
 
   /**
    * {@link plan} for modifications with strictly ascending keys and no range removal: the chunks
-   * they fall in are found walking the directory once, comparing bytes (no key strings).
+   * they fall in are found comparing bytes (no key strings), each from the one before.
    */
   private planSorted(dir: FamilyDirectory, mods: readonly CheckedModification[]): ChunkPlan {
     const slots = new Array<number>(mods.length);
@@ -260,7 +260,9 @@ export class FamilyStore {
     let c = n === 0 ? 0 : Math.max(0, dir.floorKey(mods[0].keySource, mods[0].keyStart, mods[0].keyEnd));
     for (let i = 0; i < mods.length; i++) {
       const m = mods[i];
-      while (c + 1 < n && dir.startsAtOrBelow(c + 1, m.keySource, m.keyStart, m.keyEnd)) c++;
+      // The next key is mostly in the same chunk (one comparison); else it is found by bisection, not
+      // by walking the chunks between (a batch may name keys at both ends of a family of hundreds).
+      if (c + 1 < n && dir.startsAtOrBelow(c + 1, m.keySource, m.keyStart, m.keyEnd)) c = dir.floorKey(m.keySource, m.keyStart, m.keyEnd);
       slots[i] = c;
       if (m.type === 'REMOVE') removes = true;
       if ((n > 0 || m.type !== 'REMOVE') && touched[touched.length - 1] !== c) touched.push(c);

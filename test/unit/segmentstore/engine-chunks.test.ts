@@ -17,6 +17,7 @@ import type { SegmentEngineOptions } from '../../../segmentstore/storage/segment
 import type { IterateInput } from '../../../segmentstore/storage/read/read-validation';
 import type { ModificationInput } from '../../../segmentstore/storage/validation';
 import { encodeIterateResponse } from '../../../segmentstore/service/wire-codec';
+import { storedChunkLowers } from '../../harness/chunk-workload';
 import { iterateForWire } from '../../../segmentstore/service/wire-page-sink';
 
 const SEG = '3';
@@ -393,6 +394,48 @@ describe('SegmentEngine over chunked families', () => {
     want.set(key(10).toString(), Buffer.from('ten').toString('hex'));
     want.set(key(700).toString(), Buffer.from('end').toString('hex'));
     expect(page.items.map((i) => [i.key.toString(), Buffer.from(i.value).toString('hex')])).toEqual([...want].sort((a, b) => (a[0] < b[0] ? -1 : 1)));
+  });
+
+  it('writes an ascending batch whose keys lie chunks apart in a family of many chunks', async () => {
+    const engine = await engineWithSegment({ logBytes: 0 });
+    const key = (n: number): string => `k${String(n).padStart(5, '0')}`;
+    const model = new Map<string, string>();
+    const load: ModificationInput[] = [];
+    for (let i = 0; i < 3_000; i++) {
+      model.set(key(i * 2), `v${i}`.padEnd(100, '.'));
+      load.push({ family: 'f', key: Buffer.from(key(i * 2)), value: Buffer.from(model.get(key(i * 2))!) });
+    }
+    for (let i = 0; i < load.length; i += 250) await engine.update({ segmentId: SEG, modifications: load.slice(i, i + 250) });
+    const lowers = await storedChunkLowers(engine, SEG, 'f');
+    expect(lowers.length).toBeGreaterThanOrEqual(20);
+    // Ascending keys: before the first chunk, a chunk's exact lower key, a new key just below another
+    // chunk's, a neighbour right after that jump, keys of the middle chunk removed, the last chunk's lower
+    // key, and past the end. Each lands in the chunk its key belongs to, wherever the one before was.
+    const below = (lower: string): string => key(Number(lower.slice(1)) - 1);
+    const middle = lowers[Math.floor(lowers.length / 2)];
+    const writes: Array<[string, string | null]> = [
+      ['a', 'first'],
+      [lowers[1], 'lower of chunk 1'],
+      [below(lowers[7]), 'just below chunk 7'],
+      [lowers[7], 'lower of chunk 7'],
+      [middle, null],
+      [key(Number(middle.slice(1)) + 2), null],
+      [below(lowers[lowers.length - 1]), 'just below the last chunk'],
+      [lowers[lowers.length - 1], 'lower of the last chunk'],
+      ['z', 'past the end'],
+    ];
+    await engine.update({
+      segmentId: SEG,
+      modifications: writes.map(([k, v]) => (v === null ? { family: 'f', key: Buffer.from(k), type: 'REMOVE' as const } : { family: 'f', key: Buffer.from(k), value: Buffer.from(v) })),
+    });
+    for (const [k, v] of writes) {
+      if (v === null) model.delete(k);
+      else model.set(k, v);
+    }
+    const got = await engine.get({ segmentId: SEG, keys: writes.map(([k]) => ({ family: 'f', key: Buffer.from(k) })) });
+    expect(got.entries.map((e) => (e.found ? Buffer.from(e.value).toString() : null))).toEqual(writes.map(([, v]) => v));
+    const page = await engine.iterate({ segmentId: SEG, family: 'f', maxItems: 4_000, includeValues: true });
+    expect(page.items.map((i) => [i.key.toString(), Buffer.from(i.value).toString()])).toEqual([...model].sort((a, b) => (a[0] < b[0] ? -1 : 1)));
   });
 
   it('merges a batch sent in another key order as sent: sequences and the failing condition in that order', async () => {
