@@ -2,7 +2,8 @@
  * Everything the segment store says to the controller (kvt.v1.Controller): its stable identity,
  * RegisterSegmentStore and Heartbeat. Registration retries with backoff while the controller is
  * unreachable or refuses (never crashing the store), or at the moment a refusal names (a moved store
- * whose old address still counts as live); heartbeats run at the interval the controller
+ * whose old address still counts as live), warning when a run of failures begins or changes reason and
+ * every `rewarnMs` while it lasts; heartbeats run at the interval the controller
  * returns, at registration and again with every heartbeat (a restarted controller may ask for
  * another); a heartbeat answered `known=false`, or failing, sends the store back to registering. A
  * refusal because the store was removed from the cluster (SEGMENT_STORE_REMOVED) ends it for good:
@@ -69,6 +70,11 @@ export interface RegistrationOptions {
   credentials?: grpc.ChannelCredentials;
   /** The admin token, sent as `authorization: Bearer <token>` when the controller requires one. */
   token?: string;
+  /**
+   * While registering keeps failing for one reason, the warning is written again this often (with the
+   * attempts and time so far), so that a log shows a store still waiting, not one that gave up. @default 30000
+   */
+  rewarnMs?: number;
   /** Called each time the controller accepts a registration. */
   onAccepted?: () => void;
   /** Called (and registering ends) when the controller refuses the store as removed, with its reason. */
@@ -80,6 +86,9 @@ interface ControllerClient extends grpc.Client {
   RegisterSegmentStore: Unary<RegisterSegmentStoreRequest, RegisterSegmentStoreResponse>;
   Heartbeat: Unary<HeartbeatRequest, HeartbeatResponse>;
 }
+
+/** How often a registration that keeps failing for one reason warns again (see RegistrationOptions.rewarnMs). */
+export const DEFAULT_REWARN_MS = 30_000;
 
 /** Keeps the store registered with the controller until stopped. */
 export class ControllerRegistration {
@@ -132,9 +141,14 @@ export class ControllerRegistration {
     const { log, controller, storeId, address } = this.options;
     const min = this.options.retryMinMs ?? 200;
     const max = this.options.retryMaxMs ?? 5000;
+    const rewarnMs = this.options.rewarnMs ?? DEFAULT_REWARN_MS;
     let delay = min;
     /** The reason of the failure before, if the last attempt failed. */
     let warned: string | undefined;
+    /** When this run of failures began and its warning was last written, and its attempts. */
+    let failingSince = 0;
+    let warnedAt = 0;
+    let attempts = 0;
     while (!this.stopped) {
       let intervalMs: number;
       try {
@@ -150,8 +164,15 @@ export class ControllerRegistration {
         const failure = registrationFailure(err);
         const hinted = retryAfterOf(err);
         const wait = hinted ?? delay;
-        if (failure.reason !== warned) log.warn(failure.message, { controller, err, retryInMs: wait });
-        else log.debug('registration retry failed', { controller, err, retryInMs: wait });
+        const now = Date.now();
+        if (attempts++ === 0) failingSince = now;
+        if (failure.reason !== warned) {
+          log.warn(failure.message, { controller, err, retryInMs: wait });
+          warnedAt = now;
+        } else if (now - warnedAt >= rewarnMs) {
+          log.warn(failure.message, { controller, err, retryInMs: wait, attempts, failingForMs: now - failingSince });
+          warnedAt = now;
+        } else log.debug('registration retry failed', { controller, err, retryInMs: wait });
         warned = failure.reason;
         await this.sleep(wait);
         if (hinted === undefined) delay = Math.min(delay * 2, max);
@@ -160,6 +181,7 @@ export class ControllerRegistration {
       this.registrations++;
       this.options.onAccepted?.();
       warned = undefined;
+      attempts = 0;
       delay = min;
       log.info('registered with controller', { controller, storeId, address, heartbeatIntervalMs: intervalMs });
       await this.heartbeat(intervalMs);

@@ -203,6 +203,9 @@ export function tempDir(prefix = 'kvt-test-'): { path: string; dispose(): void; 
 
 /** A local cluster: a controller and `stores` segment stores registered with it. */
 export class TestCluster {
+  /** The controller process restartController started and that has not logged its start yet. */
+  private restarting: KvtProcess | undefined;
+
   private constructor(
     readonly root: string,
     readonly controller: KvtProcess,
@@ -242,7 +245,17 @@ export class TestCluster {
   /** Restarts the controller on the same data dir (new port unless `port` is given). */
   async restartController(port = 0): Promise<KvtProcess> {
     const args = ['controller', '--port', String(port), '--data-dir', path.join(this.root, 'controller')];
-    const proc = await startKvt(args, { readyMsg: 'controller started' });
+    const proc = spawnKvt(args);
+    this.restarting = proc;
+    try {
+      const ready = await proc.waitForLog('controller started');
+      proc.port = Number(ready.port);
+    } catch (err) {
+      await proc.kill();
+      throw err;
+    } finally {
+      if (this.restarting === proc) this.restarting = undefined;
+    }
     (this as { controller: KvtProcess }).controller = proc;
     return proc;
   }
@@ -255,8 +268,25 @@ export class TestCluster {
     const args = ['--port', String(port), ...extraArgs];
     const proc = await startSegmentStore(path.join(this.root, `segmentstore-${index}`), this.controller.address, args);
     this.stores[index] = proc;
-    await proc.waitForLog('registered with controller');
+    try {
+      await proc.waitForLog('registered with controller');
+    } catch (err) {
+      // A store that cannot register is mostly about the controller: say what it was doing.
+      throw new Error(`${(err as Error).message}\n${this.controllerState()}`, { cause: err });
+    }
     return proc;
+  }
+
+  /** The controller (or the one being restarted) as a store waiting for it would want to know it. */
+  private controllerState(): string {
+    const c = this.restarting ?? this.controller;
+    const what = this.restarting ? 'the controller being restarted' : 'the controller';
+    const state = c.running ? 'running' : 'no longer running';
+    const last = c.logs
+      .slice(-8)
+      .map((r) => JSON.stringify(r).slice(0, 300))
+      .join('\n  ');
+    return `${what} (kvt ${c.args.join(' ')}) is ${state}; its last log lines:\n  ${last || '(none)'}${c.stderr.length > 0 ? `\n  stderr: ${c.stderr.join('').slice(-500)}` : ''}`;
   }
 
   async stop(): Promise<void> {
