@@ -51,6 +51,14 @@ describe('kvt errors', () => {
     expect(err.message).toBe('something went wrong');
   });
 
+  it('builds the answers of optimistic writes without stack frames, and every other error with them', () => {
+    const limit = Error.stackTraceLimit;
+    const stackless = [new BadKeyVersionError('x'), new NoSuchKeyError('x'), new ConditionalTableUpdateError('BAD_KEY_VERSION', 'x'), new DocumentConflictError('x')];
+    for (const err of stackless) expect(err.stack, err.name).toBe(`${err.name}: x`);
+    expect(Error.stackTraceLimit).toBe(limit);
+    for (const err of [new InvalidArgumentError('x'), new UnavailableError('x'), new ServiceError('x')]) expect(err.stack, err.name).toMatch(/^\w+: x\n\s+at /);
+  });
+
   it('makes both conditional failures ConditionalTableUpdateErrors', () => {
     expect(new BadKeyVersionError('x')).toBeInstanceOf(ConditionalTableUpdateError);
     expect(new NoSuchKeyError('x')).toBeInstanceOf(ConditionalTableUpdateError);
