@@ -23,6 +23,8 @@ export interface KvtProcessOptions {
   readyMsg?: string;
   /** How long to wait for the ready line. @default 20000 */
   readyTimeoutMs?: number;
+  /** Told of the process as soon as it is spawned, before its ready line. */
+  onSpawned?: (proc: KvtProcess) => void;
 }
 
 /** A running kvt child process. */
@@ -69,6 +71,15 @@ export class KvtProcess {
     return this.exitCode === undefined;
   }
 
+  /** Its last `n` log records, one a line (each cut at 300 characters), for error messages. */
+  lastLogLines(n = 8): string {
+    const last = this.logs
+      .slice(-n)
+      .map((r) => JSON.stringify(r).slice(0, 300))
+      .join('\n  ');
+    return last || '(none)';
+  }
+
   /** Resolves with the first log record whose msg is `msg` (and that matches `where`). */
   async waitForLog(msg: string, timeoutMs = 20_000, where: (r: LogRecord) => boolean = () => true): Promise<LogRecord> {
     const deadline = Date.now() + timeoutMs;
@@ -80,11 +91,7 @@ export class KvtProcess {
       }
       if (Date.now() > deadline) {
         // What the process said meanwhile tells why (a store refused by the controller, retrying, …).
-        const last = this.logs
-          .slice(-8)
-          .map((r) => JSON.stringify(r).slice(0, 300))
-          .join('\n  ');
-        throw new Error(`timed out waiting for "${msg}" from kvt ${this.args.join(' ')}; its last log lines:\n  ${last || '(none)'}`);
+        throw new Error(`timed out waiting for "${msg}" from kvt ${this.args.join(' ')}; its last log lines:\n  ${this.lastLogLines()}`);
       }
       await new Promise((r) => setTimeout(r, 20));
     }
@@ -132,6 +139,7 @@ export function spawnKvt(args: string[], env: NodeJS.ProcessEnv = {}): KvtProces
 /** Spawns `kvt <args>` and waits for its ready log line (which must carry `port`). */
 export async function startKvt(args: string[], options: KvtProcessOptions = {}): Promise<KvtProcess> {
   const proc = spawnKvt(args, options.env);
+  options.onSpawned?.(proc);
   if (options.readyMsg) {
     try {
       const ready = await proc.waitForLog(options.readyMsg, options.readyTimeoutMs ?? 20_000);
@@ -245,19 +253,14 @@ export class TestCluster {
   /** Restarts the controller on the same data dir (new port unless `port` is given). */
   async restartController(port = 0): Promise<KvtProcess> {
     const args = ['controller', '--port', String(port), '--data-dir', path.join(this.root, 'controller')];
-    const proc = spawnKvt(args);
-    this.restarting = proc;
+    let spawned: KvtProcess | undefined;
     try {
-      const ready = await proc.waitForLog('controller started');
-      proc.port = Number(ready.port);
-    } catch (err) {
-      await proc.kill();
-      throw err;
+      const proc = await startKvt(args, { readyMsg: 'controller started', onSpawned: (p) => (this.restarting = spawned = p) });
+      (this as { controller: KvtProcess }).controller = proc;
+      return proc;
     } finally {
-      if (this.restarting === proc) this.restarting = undefined;
+      if (this.restarting === spawned) this.restarting = undefined;
     }
-    (this as { controller: KvtProcess }).controller = proc;
-    return proc;
   }
 
   /**
@@ -282,11 +285,8 @@ export class TestCluster {
     const c = this.restarting ?? this.controller;
     const what = this.restarting ? 'the controller being restarted' : 'the controller';
     const state = c.running ? 'running' : 'no longer running';
-    const last = c.logs
-      .slice(-8)
-      .map((r) => JSON.stringify(r).slice(0, 300))
-      .join('\n  ');
-    return `${what} (kvt ${c.args.join(' ')}) is ${state}; its last log lines:\n  ${last || '(none)'}${c.stderr.length > 0 ? `\n  stderr: ${c.stderr.join('').slice(-500)}` : ''}`;
+    const stderr = c.stderr.length > 0 ? `\n  stderr: ${c.stderr.join('').slice(-500)}` : '';
+    return `${what} (kvt ${c.args.join(' ')}) is ${state}; its last log lines:\n  ${c.lastLogLines()}${stderr}`;
   }
 
   async stop(): Promise<void> {
