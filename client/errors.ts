@@ -33,8 +33,23 @@ export class KvtError extends Error {
   /** Index of the offending item in the caller's batch, when known. */
   readonly index?: number;
 
+  /**
+   * True on the errors that answer an optimistic write (a failed condition, a document conflict): they
+   * are built without stack frames (their `stack` is their first line). Callers catch and retry them,
+   * they are not faults of the program, and capturing the frames (with their async callers, ~9 µs) was a
+   * fifth of a client's CPU under contention (bench W3, where most read-modify-writes lose a condition
+   * at least once).
+   */
+  static readonly withoutStack: boolean = false;
+
   constructor(code: string, message: string, context: KvtErrorContext = {}) {
-    super(message, context.cause === undefined ? undefined : { cause: context.cause });
+    const limit = Error.stackTraceLimit;
+    if ((new.target as typeof KvtError).withoutStack) Error.stackTraceLimit = 0;
+    try {
+      super(message, context.cause === undefined ? undefined : { cause: context.cause });
+    } finally {
+      Error.stackTraceLimit = limit;
+    }
     this.code = code;
     if (context.table !== undefined) this.table = context.table;
     if (context.segment !== undefined) this.segment = context.segment;
@@ -43,25 +58,10 @@ export class KvtError extends Error {
   }
 }
 
-/**
- * A conditional update failed; nothing of its batch was written.
- *
- * It carries no stack frames (its `stack` is its first line): a failed condition is the store's
- * answer to an optimistic write, which callers catch and retry, not a fault of the program, and
- * capturing the frames (with their async callers, ~9 µs) was a fifth of a client's CPU under
- * contention (bench W3, where most read-modify-writes lose a condition at least once).
- */
+/** A conditional update failed; nothing of its batch was written. No stack frames (see {@link KvtError.withoutStack}). */
 export class ConditionalTableUpdateError extends KvtError {
+  static override readonly withoutStack = true;
   override name = 'ConditionalTableUpdateError';
-  constructor(code: string, message: string, context?: KvtErrorContext) {
-    const limit = Error.stackTraceLimit;
-    Error.stackTraceLimit = 0;
-    try {
-      super(code, message, context);
-    } finally {
-      Error.stackTraceLimit = limit;
-    }
-  }
 }
 
 /** The key exists although it had to be absent, or its version differs from the expected one. */
@@ -183,20 +183,12 @@ export class OverloadedError extends UnavailableError {
   }
 }
 
-/**
- * A document edit conflicts with the current revision (document layer). Like
- * {@link ConditionalTableUpdateError}, an answer to an optimistic edit, so it carries no stack frames.
- */
+/** A document edit conflicts with the current revision (document layer). No stack frames (see {@link KvtError.withoutStack}). */
 export class DocumentConflictError extends KvtError {
+  static override readonly withoutStack = true;
   override name = 'DocumentConflictError';
   constructor(message: string, context?: KvtErrorContext) {
-    const limit = Error.stackTraceLimit;
-    Error.stackTraceLimit = 0;
-    try {
-      super('DOCUMENT_CONFLICT', message, context);
-    } finally {
-      Error.stackTraceLimit = limit;
-    }
+    super('DOCUMENT_CONFLICT', message, context);
   }
 }
 
