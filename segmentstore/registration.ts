@@ -87,9 +87,6 @@ interface ControllerClient extends grpc.Client {
   Heartbeat: Unary<HeartbeatRequest, HeartbeatResponse>;
 }
 
-/** How often a registration that keeps failing for one reason warns again (see RegistrationOptions.rewarnMs). */
-export const DEFAULT_REWARN_MS = 30_000;
-
 /** Keeps the store registered with the controller until stopped. */
 export class ControllerRegistration {
   private readonly client: ControllerClient;
@@ -141,7 +138,7 @@ export class ControllerRegistration {
     const { log, controller, storeId, address } = this.options;
     const min = this.options.retryMinMs ?? 200;
     const max = this.options.retryMaxMs ?? 5000;
-    const rewarnMs = this.options.rewarnMs ?? DEFAULT_REWARN_MS;
+    const rewarnMs = this.options.rewarnMs ?? 30_000;
     let delay = min;
     /** The reason of the failure before, if the last attempt failed. */
     let warned: string | undefined;
