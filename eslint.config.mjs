@@ -1,4 +1,5 @@
-// Lint: typescript-eslint's recommended rules, no import cycles, and the boundaries between the parts
+// Lint: typescript-eslint's recommended rules, no import cycles (import-x skips type-only imports;
+// test/unit/import-cycles.test.ts counts them too), and the boundaries between the parts
 // (DESIGN §1, STYLE.md Layout) as rules, so that no reviewer has to remember them. Run: npm run lint.
 import importX, { createNodeResolver } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';

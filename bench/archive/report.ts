@@ -5,7 +5,46 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { repoRoot } from '../peers/peer';
-import type { ArchiveBenchResult } from './run';
+import type { LatencySummary } from '../core/latency';
+import type { CodecResult } from './codec';
+
+/** One store's figures. */
+export interface StoreFigures {
+  name: string;
+  revisions: number;
+  rawBytes: number;
+  storedBytes: number;
+  storedPercent: number;
+  blocks: number;
+  sealedBlocks: number;
+  /** The archive's data as the backend holds it (segment stores' key + value bytes, or Cassandra's files after flush and compaction). */
+  backendBytes: number;
+  /** Cassandra: its files right after the flush, before the compaction. */
+  flushedBytes?: number;
+  backendPercent: number;
+  loadSeconds: number;
+  loadMBps: number;
+  readsCold: LatencySummary;
+  readsCached: LatencySummary;
+  /** Hot-table reads of the same revisions, each beside the cold (cached) read of it. */
+  hotBesideCold: LatencySummary;
+  hotBesideCached: LatencySummary;
+}
+
+/** Everything one run measured. */
+export interface ArchiveBenchResult {
+  at: string;
+  revisions: number;
+  pages: number;
+  rawBytes: number;
+  codec: CodecResult;
+  sweep: CodecResult[];
+  hotReads: LatencySummary;
+  /** Untimed reads each backend served before its timed reads. */
+  warmUpReads: number;
+  stores: StoreFigures[];
+  restbase: { rows: number; diskBytes: number; dataBytes: number; percent: number; dataPercent: number; loadSeconds: number };
+}
 
 const pct = (n: number): string => `${n.toFixed(2)}%`;
 const ms = (n: number): string => `${n.toFixed(2)} ms`;

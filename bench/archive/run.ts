@@ -23,9 +23,9 @@ import { newLatencyHistogram, recordMs, summarize, LatencySummary } from '../cor
 import { startKvtCluster } from '../peers/kvt-cluster';
 import { repoRoot } from '../peers/peer';
 import { compactKeyspace, ensureCassandra, flushKeyspace, keyspaceDiskBytes } from './cassandra';
-import { CodecResult, CodecSettings, measureCodec, sweepSettings } from './codec';
+import { CodecSettings, measureCodec, sweepSettings } from './codec';
 import { byPage, loadRenders, rawBytesOf, TextRender } from './data';
-import { writeArchiveReport } from './report';
+import { ArchiveBenchResult, StoreFigures, writeArchiveReport } from './report';
 import { loadRestbasePeer } from './restbase-peer';
 
 /** The settings the stores use by default (defaultArchiveStoreOptions). */
@@ -41,44 +41,6 @@ const WARMUP = 200;
 const BACKEND_WARMUP = 2000;
 /** The whole run must end within this. */
 const DEADLINE_MS = 40 * 60_000;
-
-/** One store's figures. */
-export interface StoreFigures {
-  name: string;
-  revisions: number;
-  rawBytes: number;
-  storedBytes: number;
-  storedPercent: number;
-  blocks: number;
-  sealedBlocks: number;
-  /** The archive's data as the backend holds it (segment stores' key + value bytes, or Cassandra's files after flush and compaction). */
-  backendBytes: number;
-  /** Cassandra: its files right after the flush, before the compaction. */
-  flushedBytes?: number;
-  backendPercent: number;
-  loadSeconds: number;
-  loadMBps: number;
-  readsCold: LatencySummary;
-  readsCached: LatencySummary;
-  /** Hot-table reads of the same revisions, each beside the cold (cached) read of it. */
-  hotBesideCold: LatencySummary;
-  hotBesideCached: LatencySummary;
-}
-
-/** Everything one run measured. */
-export interface ArchiveBenchResult {
-  at: string;
-  revisions: number;
-  pages: number;
-  rawBytes: number;
-  codec: CodecResult;
-  sweep: CodecResult[];
-  hotReads: LatencySummary;
-  /** Untimed reads each backend served before its timed reads. */
-  warmUpReads: number;
-  stores: StoreFigures[];
-  restbase: { rows: number; diskBytes: number; dataBytes: number; percent: number; dataPercent: number; loadSeconds: number };
-}
 
 const log = (msg: string): void => void process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${msg}\n`);
 const started = Date.now();

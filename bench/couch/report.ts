@@ -6,7 +6,31 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { repoRoot } from '../peers/peer';
-import type { CouchBenchResult, ReplicationFigures } from './run';
+
+/** The scale of a run. */
+export interface CouchScale {
+  name: 'full' | 'quick';
+  documents: number;
+  revisions: number;
+}
+
+/** One replication's figures. */
+export interface ReplicationFigures {
+  documents: number;
+  seconds: number;
+  perSecond: number;
+}
+
+/** Everything one run measured. */
+export interface CouchBenchResult {
+  at: string;
+  scale: CouchScale;
+  /** The machine's 1-minute load average at the end. */
+  loadAverage: number;
+  intoKvt: ReplicationFigures;
+  outOfKvt: ReplicationFigures;
+  pouchToPouch: ReplicationFigures;
+}
 
 const rate = (f: ReplicationFigures): string => Math.round(f.perSecond).toLocaleString('en-US');
 

@@ -20,14 +20,7 @@ import { freePort, killOnExit, LineWatcher, makeTempDir, parseJsonLine, removeDi
 import { startKvtCluster } from '../peers/kvt-cluster';
 import { repoRoot } from '../peers/peer';
 import { Pouch, PouchDB, ReplicationResult } from './pouch';
-import { writeCouchReport } from './report';
-
-/** The scale of a run. */
-export interface CouchScale {
-  name: 'full' | 'quick';
-  documents: number;
-  revisions: number;
-}
+import { CouchBenchResult, CouchScale, ReplicationFigures, writeCouchReport } from './report';
 
 const SCALES: Record<CouchScale['name'], CouchScale> = {
   full: { name: 'full', documents: 10_000, revisions: 3 },
@@ -35,24 +28,6 @@ const SCALES: Record<CouchScale['name'], CouchScale> = {
 };
 /** No replication may take longer. */
 const PHASE_DEADLINE_MS = 10 * 60_000;
-
-/** One replication's figures. */
-export interface ReplicationFigures {
-  documents: number;
-  seconds: number;
-  perSecond: number;
-}
-
-/** Everything one run measured. */
-export interface CouchBenchResult {
-  at: string;
-  scale: CouchScale;
-  /** The machine's 1-minute load average at the end. */
-  loadAverage: number;
-  intoKvt: ReplicationFigures;
-  outOfKvt: ReplicationFigures;
-  pouchToPouch: ReplicationFigures;
-}
 
 const log = (msg: string): void => void process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${msg}\n`);
 const idOf = (i: number): string => `doc-${String(i).padStart(6, '0')}`;

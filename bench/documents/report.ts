@@ -6,7 +6,42 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { repoRoot } from '../peers/peer';
-import type { DocumentsBenchResult, PhaseFigures } from './run';
+import type { LatencySummary } from '../core/latency';
+
+/** The scale of a run. */
+export interface Scale {
+  name: 'full' | 'quick';
+  documents: number;
+  updates: number;
+  reads: number;
+}
+
+/** One phase's figures on one side. */
+export interface PhaseFigures {
+  operations: number;
+  seconds: number;
+  perSecond: number;
+  latency: LatencySummary;
+}
+
+/** One side's figures. */
+export interface SideFigures {
+  name: string;
+  /** The machine's 1-minute load average as the side ended: other work competing for the cores. */
+  loadAverage: number;
+  replication: PhaseFigures;
+  updates: PhaseFigures;
+  reads: PhaseFigures;
+  changes: PhaseFigures;
+}
+
+/** Everything one run measured. */
+export interface DocumentsBenchResult {
+  at: string;
+  scale: Scale;
+  kvt: SideFigures;
+  pouchdb: SideFigures;
+}
 
 const rate = (p: PhaseFigures): string => Math.round(p.perSecond).toLocaleString('en-US');
 const lat = (p: PhaseFigures): string => `${p.latency.p50Ms.toFixed(2)} / ${p.latency.p99Ms.toFixed(2)} ms`;

@@ -17,18 +17,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { ReplicatedDocument } from '../../client';
-import { LatencySummary, newLatencyHistogram, recordMs, summarize } from '../core/latency';
+import { newLatencyHistogram, recordMs, summarize } from '../core/latency';
 import { repoRoot } from '../peers/peer';
 import { DocumentPeer, kvtPeer, pouchPeer } from './peers';
-import { writeDocumentsReport } from './report';
-
-/** The scale of a run. */
-export interface Scale {
-  name: 'full' | 'quick';
-  documents: number;
-  updates: number;
-  reads: number;
-}
+import { DocumentsBenchResult, PhaseFigures, Scale, SideFigures, writeDocumentsReport } from './report';
 
 const SCALES: Record<Scale['name'], Scale> = {
   full: { name: 'full', documents: 100_000, updates: 20_000, reads: 50_000 },
@@ -42,33 +34,6 @@ const CALLERS = 64;
 const PARTITIONS = 8;
 /** No phase may take longer. */
 const PHASE_DEADLINE_MS = 10 * 60_000;
-
-/** One phase's figures on one side. */
-export interface PhaseFigures {
-  operations: number;
-  seconds: number;
-  perSecond: number;
-  latency: LatencySummary;
-}
-
-/** One side's figures. */
-export interface SideFigures {
-  name: string;
-  /** The machine's 1-minute load average as the side ended: other work competing for the cores. */
-  loadAverage: number;
-  replication: PhaseFigures;
-  updates: PhaseFigures;
-  reads: PhaseFigures;
-  changes: PhaseFigures;
-}
-
-/** Everything one run measured. */
-export interface DocumentsBenchResult {
-  at: string;
-  scale: Scale;
-  kvt: SideFigures;
-  pouchdb: SideFigures;
-}
 
 const log = (msg: string): void => void process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${msg}\n`);
 
