@@ -4,20 +4,22 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DocumentStore, partitionOf } from '../../client';
+import { feedFamilies } from '../../client/documents/feed-layout';
 import { FEED_FAMILY_PREFIX } from '../../client/documents/key-layout';
-import { allChanges, BytesTable, DocumentsSuiteContext, expectInvalid, failingFeedWrites, markerCount, random } from './documents-context';
+import { allChanges, BytesTable, delayedFeedWrites, DocumentsSuiteContext, expectInvalid, failingFeedWrites, markerCount, random } from './documents-context';
 
 /**
  * The table, where the first iterator over a feed family's change entries (not its markers) first
- * runs `edit`: an edit indexed between a changes read's clock stamp and its listing.
+ * runs `edit`: an edit indexed between a changes read's clock stamp and its listing. With `only`,
+ * the first iterator over that feed family's.
  */
-function editBeforeListing(table: BytesTable, edit: () => Promise<unknown>): BytesTable {
+function editBeforeListing(table: BytesTable, edit: () => Promise<unknown>, only?: string): BytesTable {
   let done = false;
   return new Proxy(table, {
     get(t, prop) {
       if (prop === 'entryIterator') {
         return (family: string, options?: { prefix?: unknown }) => {
-          if (done || !family.startsWith(FEED_FAMILY_PREFIX) || options?.prefix !== undefined) return t.entryIterator(family, options as never);
+          if (done || !family.startsWith(FEED_FAMILY_PREFIX) || (only !== undefined && family !== only) || options?.prefix !== undefined) return t.entryIterator(family, options as never);
           done = true;
           return (async function* () {
             await edit();
@@ -51,6 +53,47 @@ export function changesSuite(ctx: DocumentsSuiteContext): void {
       // Read again from where it ended: nothing is lost, and what was listed past the stamp may repeat.
       const again = await store.changes({ since: feed.lastSeq });
       for (const r of again.results) expect(ids).toContain(r.id);
+    });
+
+    it('resumes below a change listed past its clock, so a change committed before it but indexed after it is not missed', async () => {
+      const { store, table } = await ctx.store();
+      const n = ctx.target().partitionCount;
+      // Two documents of one partition: `early` commits first but is indexed last.
+      const ids = Array.from({ length: 64 }, (_, i) => `pair-${i}`);
+      const early = ids[0];
+      const [later, before] = ids.filter((id, i) => i > 0 && partitionOf(n, `d/${id}`) === partitionOf(n, `d/${early}`));
+      const since = (await store.changes()).lastSeq;
+      // A change of the partition before the read, so that the read has something to list there.
+      await store.put(before, { v: 1 });
+      let openGate = (): void => undefined;
+      const gate = new Promise<void>((r) => (openGate = r));
+      const gated = new DocumentStore(
+        delayedFeedWrites(table, () => gate),
+        ctx.target().storeOptions,
+      );
+      let earlyRev = '';
+      // After the reader's clock and repair, before it lists: `early` commits (its indexing held), then
+      // `later` commits and is indexed, past the reader's clock.
+      const reader = new DocumentStore(
+        editBeforeListing(
+          table,
+          async () => {
+            earlyRev = (await gated.put(early, { v: 1 })).rev;
+            const other = new DocumentStore(table, ctx.target().storeOptions);
+            await other.put(later, { v: 1 });
+            await other.close();
+          },
+          feedFamilies(n)[partitionOf(n, `d/${later}`)],
+        ),
+        ctx.target().storeOptions,
+      );
+      const first = await reader.changes({ since });
+      expect(first.results.map((r) => r.id)).toEqual([before, later]);
+      openGate();
+      await gated.close();
+      // `early` resolved before this read began: resuming must list it, although its seq is below `later`'s.
+      const next = await store.changes({ since: first.lastSeq });
+      expect(next.results.map((r) => [r.id, r.rev])).toContainEqual([early, earlyRev]);
     });
 
     it('lists each of 100 documents once at its newest change after 1,000 updates, resumed from three points', async () => {

@@ -10,6 +10,7 @@ import { changesSuite } from './documents-changes';
 import { concurrencySuite } from './documents-concurrency';
 import type { DocumentsSuiteContext, DocumentsTarget } from './documents-context';
 import { editsSuite } from './documents-edits';
+import { feedRaceSuite } from './documents-feed-race';
 import { limitsSuite } from './documents-limits';
 import { listingSuite } from './documents-listing';
 import { localSuite } from './documents-local';
@@ -38,6 +39,7 @@ export function documentsConformance(name: string, start: () => Promise<Document
     replicationSuite(ctx);
     stemmingSuite(ctx);
     changesSuite(ctx);
+    feedRaceSuite(ctx);
     concurrencySuite(ctx);
     limitsSuite(ctx);
     localSuite(ctx);

@@ -115,6 +115,22 @@ export function random(seed: number): () => number {
   };
 }
 
+/** The table, with every update of a feed family (an index update) started once `wait()` resolves. */
+export function delayedFeedWrites(table: BytesTable, wait: () => Promise<unknown>): BytesTable {
+  return new Proxy(table, {
+    get(t, prop) {
+      if (prop === 'update') {
+        return async (family: string, mods: never) => {
+          if (family.startsWith(FEED_FAMILY_PREFIX)) await wait();
+          return t.update(family, mods);
+        };
+      }
+      const v = (t as unknown as Record<string | symbol, unknown>)[prop];
+      return typeof v === 'function' ? v.bind(t) : v;
+    },
+  });
+}
+
 /** The table, with every update of a feed family failing as if its writer died first (markers go by putAll, so they still land). */
 export function failingFeedWrites(table: BytesTable): BytesTable {
   return new Proxy(table, {
