@@ -202,6 +202,52 @@ describe('family directories evicted while their writes are staged', () => {
   }
 });
 
+describe('updates that arrive together at a family not in memory', () => {
+  // Each reads the chunks it needs as it arrives, before its turn (FamilyStore.stage); what the ones
+  // before it wrote since must win over what it read.
+  for (const [name, options] of [
+    ['a reopened store (no directory in memory)', {}],
+    ['directories and chunks evicted at every set', { directoryCacheBytes: 1, chunkCacheBytes: 1 }],
+  ] as const) {
+    it(`keeps every write of a chunk they both change: ${name}`, async () => {
+      using dir = tempDir('kvt-early-');
+      const where = path.join(dir.path, 'db');
+      let engine = await openEngine(where, options);
+      try {
+        // A family of three chunks (128 entries each at most): keys k000-k299.
+        const keys = Array.from({ length: 300 }, (_, i) => `k${String(i).padStart(3, '0')}`);
+        const mods = keys.map((k) => ({ type: 'PUT' as const, family: 'f', key: b(k), value: b('old') }));
+        for (let i = 0; i < mods.length; i += 100) await engine.update({ segmentId: SEG, modifications: mods.slice(i, i + 100) });
+        await engine.close();
+        engine = await SegmentEngine.open(where, { expirySweepIntervalMs: 0, maxHoldMs: 1000, ...options });
+        // Three updates of the first chunk and one of the last, sent in one turn, each a new key and a changed one.
+        const updates = [
+          ['k000', 'k000a'],
+          ['k001', 'k001a'],
+          ['k002', 'k002a'],
+          ['k299', 'k299a'],
+        ].map(([changed, added]) => ({
+          segmentId: SEG,
+          modifications: [
+            { type: 'PUT' as const, family: 'f', key: b(changed), value: b('new') },
+            { type: 'PUT' as const, family: 'f', key: b(added), value: b('new') },
+          ],
+        }));
+        await Promise.all(updates.map((u) => engine.update(u)));
+        const expected = new Map(keys.map((k) => [k, 'old']));
+        for (const u of updates) for (const m of u.modifications) expected.set(m.key.toString(), 'new');
+        const want = [...expected].sort(([x], [y]) => (x < y ? -1 : 1)).map(([k, v]) => [k, Buffer.from(v).toString('hex')]);
+        expect(await readFamily(engine, 'f')).toEqual(want);
+        await engine.close();
+        engine = await SegmentEngine.open(where, { expirySweepIntervalMs: 0, maxHoldMs: 1000, ...options });
+        expect(await readFamily(engine, 'f')).toEqual(want);
+      } finally {
+        await engine.close();
+      }
+    });
+  }
+});
+
 describe('chunks read by point gets', () => {
   /** Counts the engine's synchronous LevelDB reads (what a point get of a chunk not in memory does); nothing is faked. */
   function countReads(engine: SegmentEngine): { count: number } {
