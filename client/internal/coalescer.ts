@@ -334,7 +334,7 @@ export class Coalescer {
 }
 
 /** Builds one ExecuteRequest, merging single-segment Gets into multi-key Gets. */
-function buildRequest(batch: Pending[]): { request: ClientExecuteRequest; slots: Slot[] } {
+export function buildRequest(batch: Pending[]): { request: ClientExecuteRequest; slots: Slot[] } {
   const requests: ClientSubRequest[] = [];
   const slots: Slot[] = [];
   let gets: Map<string, number> | undefined;

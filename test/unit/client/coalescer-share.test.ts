@@ -1,6 +1,6 @@
-/** The coalescer's pure parts (coalescer.ts): how many queued operations the next Execute call takes (callShare), and how an answer goes back to its members (deliver). */
+/** The coalescer's pure parts (coalescer.ts): how many queued operations the next Execute call takes (callShare), how Gets are merged into one call (buildRequest), and how an answer goes back to its members (deliver). */
 import { describe, expect, it } from 'vitest';
-import { callShare, defaultCoalescerOptions, deliver, Pending, Slot } from '../../../client/internal/coalescer';
+import { buildRequest, callShare, defaultCoalescerOptions, deliver, Pending, Slot } from '../../../client/internal/coalescer';
 
 const options = { ...defaultCoalescerOptions(), maxInFlight: 2, splitBytes: 32 * 1024 };
 
@@ -56,5 +56,31 @@ describe('deliver', () => {
     const slots: Slot[] = [{ members: [member(1, log), member(1, log)], offsets: [0, 1] }];
     deliver(slots, { responses: [{}] });
     expect(log).toEqual(Array(2).fill('rejected ServiceError: the store answered sub-response 0 of a merged Get with neither entries nor error'));
+  });
+});
+
+describe('buildRequest', () => {
+  const get = (segmentId: string, ...keys: string[]): Pending => ({
+    sub: { get: { segmentId, keys: keys.map((k) => ({ family: 'f', key: Buffer.from(k) })) } },
+    bytes: keys.length,
+    deadline: Date.now() + 1000,
+    expired: false,
+    resolve: () => undefined,
+    reject: () => undefined,
+  });
+  const keysOf = (p: Pending | { get?: { keys: { key: Uint8Array }[] } }): string[] => ('sub' in p ? p.sub : p).get!.keys.map((k) => Buffer.from(k.key).toString());
+
+  it("merges the Gets of one segment into one sub-request and leaves each caller's own request as it was", () => {
+    const batch = [get('1', 'a', 'b'), get('2', 'x'), get('1', 'c'), get('1', 'd', 'e')];
+    const { request, slots } = buildRequest(batch);
+    expect(request.requests.map((r) => keysOf(r as { get?: { keys: { key: Uint8Array }[] } }))).toEqual([['a', 'b', 'c', 'd', 'e'], ['x']]);
+    expect(slots.map((s) => s.offsets)).toEqual([[0, 2, 3], undefined]);
+    // A caller's request is sent again as it is on a retry, and its answer is cut to its own keys.
+    expect(batch.map(keysOf)).toEqual([['a', 'b'], ['x'], ['c'], ['d', 'e']]);
+    const log: number[] = [];
+    for (const p of batch) p.resolve = (r) => log.push(r.get!.entries.length);
+    const entry = { found: false, key: Buffer.from('k'), value: Buffer.alloc(0), sequence: '' };
+    deliver(slots, { responses: [{ get: { entries: Array(5).fill(entry) } }, { get: { entries: [entry] } }] });
+    expect(log).toEqual([2, 1, 2, 1]);
   });
 });
