@@ -79,8 +79,14 @@ function copyTree(root: string): { tree: string; dispose: () => void } {
   return { tree, dispose: () => fs.rmSync(base, { recursive: true, force: true }) };
 }
 
+/**
+ * Compiles the copy into its dist. A mutant need not type-check (`if (false)` narrows what follows):
+ * tsc still writes the JavaScript, which is what the servers run, so its type errors are not fatal.
+ */
 function build(tree: string): void {
-  execFileSync(process.execPath, [path.join(tree, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], { cwd: tree, stdio: 'inherit' });
+  const tsc = spawnSync(process.execPath, [path.join(tree, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], { cwd: tree, encoding: 'utf8' });
+  if (tsc.error) throw tsc.error;
+  if (!fs.existsSync(path.join(tree, 'dist', 'bin', 'kvt.js'))) throw new Error(`tsc wrote no dist:\n${tsc.stdout}${tsc.stderr}`);
 }
 
 /** The name of the first failing test in vitest's JSON report, if any. */

@@ -109,6 +109,33 @@ describe('SegmentEngine with its durable log', () => {
     expect(BigInt(next.sequences[0])).toBeGreaterThan(BigInt(acked[19].sequences[0]) + 1n);
   });
 
+  it('keeps, after an apply that starts as a record is written, that record for replay (a crash right after)', async () => {
+    const live = location();
+    const engine = await open(live);
+    await engine.createSegment(SEG);
+    await put(engine, 'f', 'first', 'a'); // pending in the log, not applied
+    // The next record's write completes and, before its group reaches the applier, an apply of what
+    // is pending starts (as one a reader asks for may, in the turns between): it must set the
+    // checkpoint before that record, whose writes it does not hold.
+    type Internals = { applier: { log: { append: (...a: unknown[]) => Promise<unknown> }; writePending: (direct: undefined) => Promise<void> } };
+    const { applier } = engine as unknown as Internals;
+    const append = applier.log.append.bind(applier.log);
+    let apply: Promise<void> | undefined;
+    applier.log.append = async (...a: unknown[]) => {
+      const position = await append(...a);
+      apply ??= applier.writePending(undefined);
+      return position;
+    };
+    await put(engine, 'f', 'second', 'b');
+    await apply;
+    // The directory as a crash then would leave it: LevelDB with the first write and the checkpoint, the log with the second.
+    const crashed = `${live}-crashed`;
+    fs.cpSync(live, crashed, { recursive: true });
+    cleanup.push(() => fs.rmSync(crashed, { recursive: true, force: true }));
+    const recovered = await open(crashed);
+    expect([await read(recovered, 'f', 'first'), await read(recovered, 'f', 'second')]).toEqual(['a', 'b']);
+  });
+
   it('applies everything at close: LevelDB alone then holds it, with the checkpoint at the end of the log', async () => {
     const at = location();
     const engine = await SegmentEngine.open(at, HELD);
