@@ -118,7 +118,6 @@ function runMutant(tree: string, m: Mutant, distMutated: { value: boolean }): Ou
       cwd: tree,
       encoding: 'utf8',
       timeout: TEST_TIMEOUT_MS,
-      env: { ...process.env, CI: 'true' },
     });
     const seconds = Math.round((Date.now() - started) / 1000);
     if (run.error) return { mutant: m, killed: true, by: `the tests did not finish: ${run.error.message}`, seconds };
