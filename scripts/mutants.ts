@@ -7,8 +7,8 @@
  *
  * The mutants are applied to a copy of the tracked files in a temporary folder (the working tree is
  * never touched, so an interrupted run leaves nothing behind), one at a time; a mutant of server
- * code that integration tests must see rebuilds the copy's dist first. test/unit/mutants.test.ts
- * checks that every mutant still names exactly one place of its file.
+ * code that integration tests must see rebuilds the copy's dist before them and after.
+ * test/unit/mutants.test.ts checks that every mutant still names exactly one place of its file.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -97,22 +97,13 @@ function firstFailure(report: string): string | undefined {
   return undefined;
 }
 
-function runMutant(tree: string, m: Mutant, distMutated: { value: boolean }): Outcome {
+function runMutant(tree: string, m: Mutant): Outcome {
   const started = Date.now();
   const file = path.join(tree, m.file);
   const original = fs.readFileSync(file, 'utf8');
   fs.writeFileSync(file, original.replace(m.from, m.to));
   try {
-    if (needsBuild(m)) {
-      build(tree);
-      distMutated.value = true;
-    } else if (distMutated.value && m.tests.some((t) => t.startsWith('test/integration'))) {
-      // The last server mutant is still in dist: build it back before servers start from it.
-      fs.writeFileSync(file, original);
-      build(tree);
-      distMutated.value = false;
-      fs.writeFileSync(file, original.replace(m.from, m.to));
-    }
+    if (needsBuild(m)) build(tree);
     const report = path.join(tree, '..', `${m.id}.json`);
     const run = spawnSync(process.execPath, [path.join(tree, 'node_modules', 'vitest', 'vitest.mjs'), 'run', ...m.tests, '--reporter=json', `--outputFile=${report}`], {
       cwd: tree,
@@ -126,6 +117,8 @@ function runMutant(tree: string, m: Mutant, distMutated: { value: boolean }): Ou
     return { mutant: m, killed: true, by: failed ?? `vitest exited ${run.status} (no failing test named: an error outside tests)`, seconds };
   } finally {
     fs.writeFileSync(file, original);
+    // The servers of later mutants' integration tests start from dist: it must hold no mutant.
+    if (needsBuild(m)) build(tree);
   }
 }
 
@@ -142,9 +135,8 @@ function main(): void {
   const outcomes: Outcome[] = [];
   try {
     if (mutants.some((m) => m.tests.some((t) => t.startsWith('test/integration')))) build(tree);
-    const distMutated = { value: false };
     for (const m of mutants) {
-      const o = runMutant(tree, m, distMutated);
+      const o = runMutant(tree, m);
       outcomes.push(o);
       console.log(`${o.killed ? 'killed  ' : 'SURVIVED'} ${m.id} (${o.seconds} s)${o.killed ? `: ${o.by}` : `: nothing failed in ${m.tests.join(', ')}`}`);
     }

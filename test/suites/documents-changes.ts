@@ -5,8 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { DocumentStore, partitionOf } from '../../client';
 import { feedFamilies } from '../../client/documents/feed-layout';
-import { FEED_FAMILY_PREFIX } from '../../client/documents/key-layout';
-import { allChanges, BytesTable, delayedFeedWrites, DocumentsSuiteContext, expectInvalid, failingFeedWrites, markerCount, random } from './documents-context';
+import { allChanges, beforeFeedListing, BytesTable, delayedFeedWrites, DocumentsSuiteContext, expectInvalid, failingFeedWrites, markerCount, random } from './documents-context';
 
 /**
  * The table, where the first iterator over a feed family's change entries (not its markers) first
@@ -15,21 +14,10 @@ import { allChanges, BytesTable, delayedFeedWrites, DocumentsSuiteContext, expec
  */
 function editBeforeListing(table: BytesTable, edit: () => Promise<unknown>, only?: string): BytesTable {
   let done = false;
-  return new Proxy(table, {
-    get(t, prop) {
-      if (prop === 'entryIterator') {
-        return (family: string, options?: { prefix?: unknown }) => {
-          if (done || !family.startsWith(FEED_FAMILY_PREFIX) || (only !== undefined && family !== only) || options?.prefix !== undefined) return t.entryIterator(family, options as never);
-          done = true;
-          return (async function* () {
-            await edit();
-            yield* t.entryIterator(family, options as never);
-          })();
-        };
-      }
-      const v = (t as unknown as Record<string | symbol, unknown>)[prop];
-      return typeof v === 'function' ? v.bind(t) : v;
-    },
+  return beforeFeedListing(table, (family) => {
+    if (done || (only !== undefined && family !== only)) return undefined;
+    done = true;
+    return edit();
   });
 }
 

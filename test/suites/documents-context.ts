@@ -133,10 +133,25 @@ export function delayedFeedWrites(table: BytesTable, wait: () => Promise<unknown
 
 /** The table, with every update of a feed family failing as if its writer died first (markers go by putAll, so they still land). */
 export function failingFeedWrites(table: BytesTable): BytesTable {
+  return delayedFeedWrites(table, () => Promise.reject(new UnavailableError('injected: the writer died')));
+}
+
+/**
+ * The table, where each iterator over a feed family's change entries (not its markers) first awaits
+ * what `wait(family)` returns; undefined: it starts at once.
+ */
+export function beforeFeedListing(table: BytesTable, wait: (family: string) => Promise<unknown> | undefined): BytesTable {
   return new Proxy(table, {
     get(t, prop) {
-      if (prop === 'update') {
-        return (family: string, mods: never) => (family.startsWith(FEED_FAMILY_PREFIX) ? Promise.reject(new UnavailableError('injected: the writer died')) : t.update(family, mods));
+      if (prop === 'entryIterator') {
+        return (family: string, options?: { prefix?: unknown }) => {
+          const waiting = family.startsWith(FEED_FAMILY_PREFIX) && options?.prefix === undefined ? wait(family) : undefined;
+          if (waiting === undefined) return t.entryIterator(family, options as never);
+          return (async function* () {
+            await waiting;
+            yield* t.entryIterator(family, options as never);
+          })();
+        };
       }
       const v = (t as unknown as Record<string | symbol, unknown>)[prop];
       return typeof v === 'function' ? v.bind(t) : v;

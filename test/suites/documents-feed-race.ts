@@ -14,27 +14,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DocumentConflictError, DocumentStore } from '../../client';
-import { FEED_FAMILY_PREFIX } from '../../client/documents/key-layout';
-import { allChanges, BytesTable, delayedFeedWrites, DocumentsSuiteContext, failingFeedWrites, random } from './documents-context';
-
-/** The table, with each listing of a feed family's change entries (not its markers) started `delayMs()` late. */
-function lateListing(table: BytesTable, delayMs: () => number): BytesTable {
-  return new Proxy(table, {
-    get(t, prop) {
-      if (prop === 'entryIterator') {
-        return (family: string, options?: { prefix?: unknown }) => {
-          if (!family.startsWith(FEED_FAMILY_PREFIX) || options?.prefix !== undefined) return t.entryIterator(family, options as never);
-          return (async function* () {
-            await new Promise((r) => setTimeout(r, delayMs()));
-            yield* t.entryIterator(family, options as never);
-          })();
-        };
-      }
-      const v = (t as unknown as Record<string | symbol, unknown>)[prop];
-      return typeof v === 'function' ? v.bind(t) : v;
-    },
-  });
-}
+import { allChanges, beforeFeedListing, delayedFeedWrites, DocumentsSuiteContext, failingFeedWrites, random } from './documents-context';
 
 const position = (rev: string): number => Number(rev.slice(0, rev.indexOf('-')));
 
@@ -105,7 +85,7 @@ export function feedRaceSuite(ctx: DocumentsSuiteContext): void {
         // The reader: chains of pages of random sizes, each chain from where the last one ended.
         // Its listings start late, so that edits commit and get indexed between its repair and its listing.
         const reader = new DocumentStore(
-          lateListing(table, () => Math.floor(next() * 10)),
+          beforeFeedListing(table, () => new Promise((r) => setTimeout(r, Math.floor(next() * 10)))),
           options,
         );
         const listed = new Map<string, number>();

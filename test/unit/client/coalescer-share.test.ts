@@ -1,6 +1,7 @@
 /** The coalescer's pure parts (coalescer.ts): how many queued operations the next Execute call takes (callShare), how Gets are merged into one call (buildRequest), and how an answer goes back to its members (deliver). */
 import { describe, expect, it } from 'vitest';
 import { buildRequest, callShare, defaultCoalescerOptions, deliver, Pending, Slot } from '../../../client/internal/coalescer';
+import type { ClientSubRequest } from '../../../client/internal/wire-codec';
 
 const options = { ...defaultCoalescerOptions(), maxInFlight: 2, splitBytes: 32 * 1024 };
 
@@ -68,15 +69,15 @@ describe('buildRequest', () => {
     resolve: () => undefined,
     reject: () => undefined,
   });
-  const keysOf = (p: Pending | { get?: { keys: { key: Uint8Array }[] } }): string[] => ('sub' in p ? p.sub : p).get!.keys.map((k) => Buffer.from(k.key).toString());
+  const keysOf = (sub: ClientSubRequest): string[] => sub.get!.keys.map((k) => Buffer.from(k.key).toString());
 
   it("merges the Gets of one segment into one sub-request and leaves each caller's own request as it was", () => {
     const batch = [get('1', 'a', 'b'), get('2', 'x'), get('1', 'c'), get('1', 'd', 'e')];
     const { request, slots } = buildRequest(batch);
-    expect(request.requests.map((r) => keysOf(r as { get?: { keys: { key: Uint8Array }[] } }))).toEqual([['a', 'b', 'c', 'd', 'e'], ['x']]);
+    expect(request.requests.map(keysOf)).toEqual([['a', 'b', 'c', 'd', 'e'], ['x']]);
     expect(slots.map((s) => s.offsets)).toEqual([[0, 2, 3], undefined]);
     // A caller's request is sent again as it is on a retry, and its answer is cut to its own keys.
-    expect(batch.map(keysOf)).toEqual([['a', 'b'], ['x'], ['c'], ['d', 'e']]);
+    expect(batch.map((p) => keysOf(p.sub))).toEqual([['a', 'b'], ['x'], ['c'], ['d', 'e']]);
     const log: number[] = [];
     for (const p of batch) p.resolve = (r) => log.push(r.get!.entries.length);
     const entry = { found: false, key: Buffer.from('k'), value: Buffer.alloc(0), sequence: '' };

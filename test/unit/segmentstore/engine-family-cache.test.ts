@@ -22,10 +22,15 @@ const put = (family: string, key: string, value: Buffer | string) => ({
   modifications: [{ type: 'PUT' as const, family, key: b(key), value: typeof value === 'string' ? b(value) : value }],
 });
 
+/** The engine at `where`, its segment created; {@link reopenEngine} opens it again as it is. */
 async function openEngine(where: string, options: SegmentEngineOptions): Promise<SegmentEngine> {
-  const engine = await SegmentEngine.open(where, { expirySweepIntervalMs: 0, maxHoldMs: 1000, ...options });
+  const engine = await reopenEngine(where, options);
   await engine.createSegment(SEG);
   return engine;
+}
+
+function reopenEngine(where: string, options: SegmentEngineOptions): Promise<SegmentEngine> {
+  return SegmentEngine.open(where, { expirySweepIntervalMs: 0, maxHoldMs: 1000, ...options });
 }
 
 /** Every [key, value hex] of `family`, in order, paging through the engine's iterator. */
@@ -219,7 +224,7 @@ describe('updates that arrive together at a family not in memory', () => {
         const mods = keys.map((k) => ({ type: 'PUT' as const, family: 'f', key: b(k), value: b('old') }));
         for (let i = 0; i < mods.length; i += 100) await engine.update({ segmentId: SEG, modifications: mods.slice(i, i + 100) });
         await engine.close();
-        engine = await SegmentEngine.open(where, { expirySweepIntervalMs: 0, maxHoldMs: 1000, ...options });
+        engine = await reopenEngine(where, options);
         // Three updates of the first chunk and one of the last, sent in one turn, each a new key and a changed one.
         const updates = [
           ['k000', 'k000a'],
@@ -239,7 +244,7 @@ describe('updates that arrive together at a family not in memory', () => {
         const want = [...expected].sort(([x], [y]) => (x < y ? -1 : 1)).map(([k, v]) => [k, Buffer.from(v).toString('hex')]);
         expect(await readFamily(engine, 'f')).toEqual(want);
         await engine.close();
-        engine = await SegmentEngine.open(where, { expirySweepIntervalMs: 0, maxHoldMs: 1000, ...options });
+        engine = await reopenEngine(where, options);
         expect(await readFamily(engine, 'f')).toEqual(want);
       } finally {
         await engine.close();
