@@ -122,6 +122,24 @@ describe('a segment store past its in-flight bound (--max-in-flight-mb 1, its di
     }
   });
 
+  it('runs a request larger than the bound when the store holds nothing else (refusing it would refuse it forever)', async () => {
+    const client = rawClient('SegmentStore', store.address);
+    try {
+      const values = ['big0', 'big1'].map((key) => ({ type: 'PUT', family: 'u', key: Buffer.from(key), value: Buffer.alloc(900_000, key) }));
+      await rawCall(client, 'Update', { segmentId, modifications: values }, 60_000);
+      const got = await rawCall<{ entries: Array<{ found: boolean; value: Buffer }> }>(client, 'Get', {
+        segmentId,
+        keys: values.map((m) => ({ family: 'u', key: m.key })),
+      });
+      expect(got.entries.map((e) => [e.found, e.value.length])).toEqual([
+        [true, 900_000],
+        [true, 900_000],
+      ]);
+    } finally {
+      client.close();
+    }
+  });
+
   it("refuses a client's stream messages past the bound the same way: OverloadedError, nothing applied", async () => {
     await using factory = KeyValueTableFactory.withScope('o', { controller: controller.address, retry: { maxRetries: 0, initialBackoffMs: 10, maxBackoffMs: 10 } });
     const table = factory.forKeyValueTable('t', { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 });
