@@ -209,6 +209,24 @@ describe('MetadataStore', () => {
         .sort(),
     ).toEqual(['c', 'del']);
     await expect(again.finishReplacements(replacing)).rejects.toThrow('table s/act changed while its replacement segments were created');
+    // The counter went past the replacement segments with the removal: no segment id comes twice.
+    const later = await again.createTable({ scope: 's', table: 'later', owners: ['a'], nowMs: 7 });
+    expect(later.kind === 'created' && later.table.partitions.map((p) => p.segmentId)).toEqual(['11']);
+  });
+
+  it('writes nothing for a removal planned from records that changed since, even with the same tables', async () => {
+    const m = await openStore(newDir());
+    await m.createScope('s', 0);
+    await m.upsertStore('a', 'h:1', 0);
+    await m.upsertStore('b', 'h:2', 0);
+    await m.createTable({ scope: 's', table: 't', owners: ['b'], nowMs: 0 });
+    const basis = m.tablesOnStore('b');
+    // Planned while t was CREATING (its partition would simply move); t became ACTIVE meanwhile.
+    await m.transitionTable('s', 't', 'ACTIVE');
+    expect(await m.removeStore({ storeId: 'b', nowMs: 1, basis, newOwners: new Map([['s/t#0', 'a']]) })).toEqual({ kind: 'stale' });
+    expect(m.getStore('b')).toBeDefined();
+    expect(m.getRemovedStore('b')).toBeUndefined();
+    expect(m.getTable('s', 't')?.partitions).toEqual([{ index: 0, segmentId: '1', storeId: 'b' }]);
   });
 
   it('fails with DataDirInUseError when the directory is already open', async () => {
