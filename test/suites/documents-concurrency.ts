@@ -82,5 +82,18 @@ export function concurrencySuite(ctx: DocumentsSuiteContext): void {
       expect(feed.results.map((r) => r.id).sort()).toEqual(['doc', ...hashes.map((h) => `own-${h}`)].sort());
       expect(feed.results.find((r) => r.id === 'doc')?.rev).toBe('2-i');
     });
+
+    it('merges every branch of 8 concurrent replicators creating the same document, counting it once', async () => {
+      const { store, another } = await ctx.store();
+      // The highest hash first: a creator overwriting the head would leave a lower winner.
+      const hashes = ['i', 'h', 'g', 'f', 'e', 'd', 'c', 'b'];
+      const writers = hashes.map(() => another());
+      await Promise.all(writers.map((w, i) => w.bulkDocs([replicated('new', 1, [hashes[i]], { h: hashes[i] })], { newEdits: false })));
+      await Promise.all(writers.map((w) => w.close()));
+      expect(await store.get('new', { conflicts: true })).toEqual({ _id: 'new', _rev: '1-i', h: 'i', _conflicts: ['1-h', '1-g', '1-f', '1-e', '1-d', '1-c', '1-b'] });
+      expect((await store.openRevs('new', 'all')).map((r) => ('ok' in r ? r.ok._rev : r.missing))).toEqual(hashes.map((h) => `1-${h}`));
+      expect((await store.changes({ allLeaves: true })).results.map((r) => [r.id, r.rev, r.leaves?.length])).toEqual([['new', '1-i', 8]]);
+      expect((await store.info()).documents).toBe(1);
+    });
   });
 }

@@ -38,6 +38,22 @@ export function localSuite(ctx: DocumentsSuiteContext): void {
       await other.close();
     });
 
+    it('of a remover and a writer at one rev lets exactly one win: a stale remover never deletes a newer checkpoint', async () => {
+      const { store, another } = await ctx.store();
+      const other = another();
+      for (let round = 0; round < 10; round++) {
+        const { rev } = await store.putLocal(`cp-${round}`, { round });
+        const write = () => store.putLocal(`cp-${round}`, { round, next: true }, { rev });
+        const remove = () => other.removeLocal(`cp-${round}`, rev);
+        const outcomes = await Promise.allSettled(round % 2 === 0 ? [write(), remove()] : [remove(), write()]);
+        expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+        for (const o of outcomes) if (o.status === 'rejected') expect(o.reason).toBeInstanceOf(DocumentConflictError);
+        const written = outcomes.some((o) => o.status === 'fulfilled' && typeof o.value === 'object');
+        expect(await store.getLocal(`cp-${round}`)).toEqual(written ? { _id: `_local/cp-${round}`, _rev: '0-2', round, next: true } : null);
+      }
+      await other.close();
+    });
+
     it('keeps local documents out of the changes feed, allDocs and the documents of the same id', async () => {
       const { store } = await ctx.store();
       await store.put('same', { doc: true });

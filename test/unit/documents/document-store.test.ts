@@ -51,12 +51,16 @@ describe('DocumentStore options', () => {
     expect(() => new DocumentStore(null as never)).toThrow('DocumentStore needs a KeyValueTable of bytes keys and values');
   });
 
-  it('refuses, naming partitionCount, an edit whose document and feed family land in different segments', async () => {
+  const writes: [string, (store: DocumentStore, i: number) => Promise<unknown>][] = [
+    ['an edit', (store, i) => store.put(`doc-${i}`, { i })],
+    ['a replicated document', (store, i) => store.bulkDocs([{ _id: `doc-${i}`, _rev: '1-a', i }], { newEdits: false })],
+  ];
+  it.each(writes)('refuses, naming partitionCount, %s whose document and feed family land in different segments', async (_, write) => {
     const table = bytesTable(4);
     const hidden = new Proxy(table, { get: (t, p) => (p === 'partitionCount' ? undefined : Reflect.get(t, p)) });
     const wrong = new DocumentStore(hidden, { partitionCount: 2 });
     const errors: string[] = [];
-    for (let i = 0; i < 20; i++) await wrong.put(`doc-${i}`, { i }).catch((e: Error) => errors.push(e.message));
+    for (let i = 0; i < 20; i++) await write(wrong, i).catch((e: Error) => errors.push(e.message));
     expect(errors.length).toBeGreaterThan(0);
     expect(errors[0]).toMatch(/^partitionCount 2 does not match the table: document "doc-\d+" is in segment \d+, the feed family computed for it in segment \d+$/);
   });

@@ -37,4 +37,11 @@ describe('rev-tree', () => {
     expect([short.extended, short.ancestors]).toEqual([[tree[1]], ['y', 'x']]);
     expect(mergePath(tree, { pos: 4, ids: ['z', 'y'], deleted: false }, 1).ancestors).toEqual([]);
   });
+
+  it('continues a path below its oldest rev with the longest history a branch keeps there', () => {
+    // Both leaves hold 2-b; the longer branch was stemmed past 1-a, the shorter one keeps it.
+    const tree = [b(3, 'y', ['b', 'a']), b(4, 'x', ['w', 'b'])];
+    expect(mergePath(tree, { pos: 3, ids: ['z', 'b'], deleted: false }, 10).ancestors).toEqual(['b', 'a']);
+    expect(mergePath([...tree].reverse(), { pos: 3, ids: ['z', 'b'], deleted: false }, 10).ancestors).toEqual(['b', 'a']);
+  });
 });
