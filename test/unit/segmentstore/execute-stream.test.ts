@@ -12,7 +12,7 @@ import { MAX_KEY_LENGTH, MAX_VALUE_LENGTH } from '../../../proto/limits';
 import type { ExecuteStreamResponse, GetResponse } from '../../../proto/messages';
 import { bindGrpcServer, newGrpcServer, shutdownGrpcServer } from '../../../server-kit/grpc-server';
 import { silentLogger } from '../../../server-kit/log';
-import { MAX_STREAM_ANSWER_BYTES, MAX_STREAM_IN_FLIGHT, MAX_STREAM_REQUEST_BYTES } from '../../../segmentstore/service/execute-stream';
+import { ExecuteStreams, MAX_STREAM_ANSWER_BYTES, MAX_STREAM_IN_FLIGHT, MAX_STREAM_REQUEST_BYTES } from '../../../segmentstore/service/execute-stream';
 import { executeStreams, segmentStoreDefinition, segmentStoreHandlers } from '../../../segmentstore/service/segment-store-service';
 import { SegmentEngine } from '../../../segmentstore/storage/segment-engine';
 import { tempDir } from '../../harness/process';
@@ -27,7 +27,7 @@ describe('ExecuteStream flow control', () => {
   });
 
   /** The store's service on an engine in a temp dir, its ExecuteStream decoder counting what it reads. */
-  async function storeCountingReads(): Promise<{ engine: SegmentEngine; address: string; read: { bytes: number; messages: number } }> {
+  async function storeCountingReads(): Promise<{ engine: SegmentEngine; address: string; read: { bytes: number; messages: number }; streams: ExecuteStreams }> {
     const dir = tempDir('kvt-stream-flow-');
     cleanup.push(dir.dispose);
     const engine = await SegmentEngine.open(path.join(dir.path, 'db'), { expirySweepIntervalMs: 0 });
@@ -54,7 +54,7 @@ describe('ExecuteStream flow control', () => {
       await streams.close();
       await shutdownGrpcServer(server, 1_000);
     });
-    return { engine, address: `127.0.0.1:${port}`, read };
+    return { engine, address: `127.0.0.1:${port}`, read, streams };
   }
 
   /** Polls (bounded) until `counter.bytes` has not moved for half a second. */
@@ -174,5 +174,54 @@ describe('ExecuteStream flow control', () => {
     }
     // The budget still answered several in full.
     expect(complete).toBeGreaterThanOrEqual(Math.floor(MAX_STREAM_ANSWER_BYTES / answerBytes) - 1);
+  }, 60_000);
+
+  it('refuses a message that arrives while the store stops, without running it, and ends the stream once the running one is answered', async () => {
+    const { engine, address, streams } = await storeCountingReads();
+    await engine.createSegment('1');
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const ran: string[] = [];
+    const get = engine.get.bind(engine);
+    engine.get = async (req, budget) => {
+      ran.push((req.keys ?? []).map((k) => Buffer.from(k.key ?? []).toString()).join());
+      await released;
+      return get(req, budget);
+    };
+    const client = new (kvtPackage().SegmentStore)(address, grpc.credentials.createInsecure(), GRPC_CHANNEL_OPTIONS) as unknown as grpc.Client & {
+      ExecuteStream(): grpc.ClientDuplexStream<unknown, ExecuteStreamResponse>;
+    };
+    cleanup.push(() => client.close());
+    const call = client.ExecuteStream();
+    const answers = new Map<number, ExecuteStreamResponse>();
+    let answered = () => undefined as void;
+    call.on('data', (msg: ExecuteStreamResponse) => {
+      answers.set(msg.id, msg);
+      answered();
+    });
+    const ended = new Promise<grpc.StatusObject>((resolve) => call.on('status', resolve));
+    call.on('error', () => undefined); // the status above says how it ended
+    const getOf = (key: string) => ({ requests: [{ get: { segmentId: '1', keys: [{ family: '', key: Buffer.from(key) }] } }] });
+    const answerOf = async (id: number): Promise<ExecuteStreamResponse | undefined> => {
+      for (let polls = 0; polls < 100 && !answers.has(id); polls++) await Promise.race([new Promise<void>((r) => (answered = r)), sleep(50)]);
+      return answers.get(id);
+    };
+    try {
+      call.write({ id: 1, request: getOf('running') });
+      for (let polls = 0; polls < 100 && ran.length === 0; polls++) await sleep(20);
+      expect(ran).toEqual(['running']);
+      const closed = streams.close();
+      call.write({ id: 2, request: getOf('late') });
+      // Refused at once, while message 1 still runs: a stopping store takes no new work.
+      expect((await answerOf(2))?.error).toMatchObject({ code: 'UNAVAILABLE', message: 'segment store is stopping; the request was not run' });
+      expect(answers.has(1)).toBe(false);
+      release();
+      expect((await answerOf(1))?.response?.responses[0].get?.entries).toHaveLength(1);
+      await closed;
+      expect((await ended).code).toBe(grpc.status.OK);
+      expect(ran).toEqual(['running']);
+    } finally {
+      release();
+    }
   }, 60_000);
 });
