@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as readline from 'node:readline';
 import { OptionSpec, parseCommand, ParsedOptions, UsageError } from '../server-kit/flags';
 import { ArchivedRender, ArchiveStore, ArchiveStoreOptions, CassandraArchiveStore, KeyValueTableFactory, KvtArchiveStore, KvtError, Serializers } from '../client';
+import { base64Bytes } from './cli-bulk';
 
 const ENV_PREFIX = 'KVT';
 
@@ -134,7 +135,12 @@ function renderOf(line: string, lineNo: number): ArchivedRender {
   } catch {
     throw new UsageError(`line ${lineNo}: not JSON`);
   }
-  const value = typeof o.value_b64 === 'string' ? new Uint8Array(Buffer.from(o.value_b64, 'base64')) : o.value;
+  let value = o.value;
+  if (o.value_b64 !== undefined) {
+    const bytes = base64Bytes(o.value_b64);
+    if (bytes === undefined) throw new UsageError(`line ${lineNo}: "value_b64" must be a base64 string`);
+    value = new Uint8Array(bytes);
+  }
   return { title: o.title, rev: o.rev, tid: o.tid, value, headers: o.headers, parts: o.parts } as ArchivedRender;
 }
 

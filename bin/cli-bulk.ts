@@ -31,12 +31,19 @@ export interface ImportRecord {
 /** A string with no lone UTF-16 surrogate (one would be written as U+FFFD, merging distinct keys). */
 const WELL_FORMED = /^(?:[^\ud800-\udfff]|[\ud800-\udbff][\udc00-\udfff])*$/;
 
+/** The bytes of `text` when it is base64 in its canonical form, else undefined (so garbage never imports as bytes). */
+export function base64Bytes(text: unknown): Buffer | undefined {
+  if (typeof text !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4 !== 0) return undefined;
+  return Buffer.from(text, 'base64');
+}
+
 function bytesOf(record: Record<string, unknown>, field: 'key' | 'value', lineNo: number): Buffer {
   const b64 = record[`${field}_b64`];
   if (b64 !== undefined) {
     if (field in record) throw new Error(`line ${lineNo}: give "${field}" or "${field}_b64", not both`);
-    if (typeof b64 !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(b64) || b64.length % 4 !== 0) throw new Error(`line ${lineNo}: "${field}_b64" must be a base64 string`);
-    return Buffer.from(b64, 'base64');
+    const bytes = base64Bytes(b64);
+    if (bytes === undefined) throw new Error(`line ${lineNo}: "${field}_b64" must be a base64 string`);
+    return bytes;
   }
   if (!(field in record)) throw new Error(`line ${lineNo}: "${field}" is missing`);
   const raw = record[field];

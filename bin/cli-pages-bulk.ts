@@ -22,7 +22,7 @@ import * as readline from 'node:readline';
 import { Readable, Transform } from 'node:stream';
 import * as zlib from 'node:zlib';
 import { InvalidArgumentError, MAX_KEY_FAMILY_LENGTH, PageRevisionStore, Render, RenderBody, RenderInput, timeOf, timeUuidOf } from '../client';
-import { InFlight, ProgressBar } from './cli-bulk';
+import { base64Bytes, InFlight, ProgressBar } from './cli-bulk';
 
 /** Clock sequence and node of the tids an import derives from `ts` ("kvtimp"; its multicast bit is set). */
 const IMPORT_CLOCK_SEQUENCE = 0;
@@ -33,8 +33,6 @@ export function importTid(ts: number): string {
   return timeUuidOf(Math.round(ts * 1000), IMPORT_CLOCK_SEQUENCE, IMPORT_NODE);
 }
 
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-
 function fail(lineNo: number, message: string): never {
   throw new Error(`line ${lineNo}: ${message}`);
 }
@@ -43,8 +41,7 @@ function body(record: Record<string, unknown>, field: string, lineNo: number): R
   const b64 = record[`${field}_b64`];
   if (b64 !== undefined) {
     if (record[field] !== undefined) fail(lineNo, `give "${field}" or "${field}_b64", not both`);
-    if (typeof b64 !== 'string' || !BASE64.test(b64) || b64.length % 4 !== 0) fail(lineNo, `"${field}_b64" must be a base64 string`);
-    return Buffer.from(b64, 'base64');
+    return base64Bytes(b64) ?? fail(lineNo, `"${field}_b64" must be a base64 string`);
   }
   const text = record[field];
   if (typeof text !== 'string') fail(lineNo, text === undefined ? `"${field}" is missing` : `"${field}" must be a string`);
@@ -55,14 +52,14 @@ function parts(record: Record<string, unknown>, lineNo: number): Record<string, 
   const out: Record<string, RenderBody> = {};
   for (const [field, decode] of [
     ['parts', (v: string) => v],
-    ['parts_b64', (v: string) => Buffer.from(v, 'base64')],
+    ['parts_b64', (v: string, name: string) => base64Bytes(v) ?? fail(lineNo, `"parts_b64.${name}" must be a base64 string`)],
   ] as const) {
     const given = record[field];
     if (given === undefined) continue;
     if (typeof given !== 'object' || given === null || Array.isArray(given)) fail(lineNo, `"${field}" must be an object of strings`);
     for (const [name, v] of Object.entries(given)) {
       if (typeof v !== 'string') fail(lineNo, `"${field}.${name}" must be a string`);
-      out[name] = decode(v);
+      out[name] = decode(v, name);
     }
   }
   return Object.keys(out).length > 0 ? out : undefined;

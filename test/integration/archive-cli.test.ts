@@ -58,6 +58,18 @@ describe('kvt archive', () => {
     expect(JSON.parse(again.stdout)).toEqual({ appended: 0, alreadyArchived: 6, through: 6 });
   });
 
+  it('refuses a "value_b64" that is not base64 with its line, appending nothing of its batch', async () => {
+    const file = path.join(dir.path, 'bad-b64.jsonl');
+    const good = { title: 'Bad_B64', rev: 1, tid: all[0].tid, value: 'fine' };
+    fs.writeFileSync(file, [good, { ...good, rev: 2, value: undefined, value_b64: 'not base64!' }].map((r) => JSON.stringify(r)).join('\n') + '\n');
+    expect(await kvt(['archive', 'append', 'kvt:wiki/archive', file, ...connect])).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'kvt archive append: line 2: "value_b64" must be a base64 string\n',
+    });
+    expect((await kvt(['archive', 'get', 'kvt:wiki/archive', 'Bad_B64', '1', ...connect])).code).toBe(1);
+  });
+
   it('prints the stats of the archive and of one page', async () => {
     const r = await kvt(['archive', 'stats', 'kvt:wiki/archive', '--json', ...connect]);
     expect(r.code).toBe(0);

@@ -1,0 +1,58 @@
+/**
+ * Reading a render split across chunks: a record whose chunks changed under the read is read again,
+ * and a damaged chunk is reported, never returned in part. The in-memory table lets a write of the
+ * same render land exactly between the record's read and its chunks' read.
+ */
+import { describe, expect, it } from 'vitest';
+import { InMemoryKeyValueTable, PageRevisionStore, Serializers, ServiceError } from '../../../client';
+import type { TableEntry } from '../../../client';
+import { KIND } from '../../../client/revisions/key-layout';
+import { keysOfKind, rejection, T0, tidAt } from '../../suites/revisions-context';
+
+/** The in-memory table, letting `beforeChunkRead` run once just before a read of a render's chunks. */
+class InterleavingTable extends InMemoryKeyValueTable<Uint8Array, Uint8Array> {
+  beforeChunkRead: (() => Promise<unknown>) | undefined;
+
+  constructor() {
+    super({ keySerializer: Serializers.bytes, valueSerializer: Serializers.bytes, partitionCount: 2, name: 'memory/reader' });
+  }
+
+  override async getAll(family: string | null, keys: Iterable<Uint8Array>): Promise<(TableEntry<Uint8Array, Uint8Array> | null)[]> {
+    const list = [...keys];
+    const hook = this.beforeChunkRead;
+    if (hook && list[0]?.[0] === KIND.CHUNK) {
+      this.beforeChunkRead = undefined;
+      await hook();
+    }
+    return super.getAll(family, list);
+  }
+}
+
+const version = (n: number) => ({ value: Buffer.alloc(1_500_000, n), parts: { n: String(n) } });
+
+describe('PageRevisionStore reads of chunked renders', () => {
+  it('reads again when the render is written anew between its record and its chunks, returning the new one whole', async () => {
+    const table = new InterleavingTable();
+    const store = new PageRevisionStore(table);
+    const tid = tidAt(T0);
+    await store.putRender({ title: 'P', rev: 1, tid, ...version(1) });
+    table.beforeChunkRead = () => store.putRender({ title: 'P', rev: 1, tid, ...version(2) });
+    const read = await store.getRender('P', 1, tid);
+    expect(table.beforeChunkRead).toBeUndefined();
+    expect(read?.parts.n).toBe('2');
+    expect((read?.value as Buffer).equals(version(2).value)).toBe(true);
+  });
+
+  it('reports a chunk of the wrong length with ServiceError instead of returning a render padded or cut', async () => {
+    const table = new InterleavingTable();
+    const store = new PageRevisionStore(table);
+    const tid = tidAt(T0);
+    await store.putRender({ title: 'P', rev: 1, tid, ...version(1) });
+    const [, last] = await keysOfKind(table, 'P', KIND.CHUNK);
+    const chunk = await table.get('P', last);
+    await table.put('P', last, Buffer.from(chunk!.value).subarray(1));
+    const err = await rejection(store.getRender('P', 1, tid));
+    expect(err).toBeInstanceOf(ServiceError);
+    expect(err.message).toMatch(/^a render of page "P" changed under 4 reads in a row: chunk 1 of render [0-9a-f-]+ of revision 1 is \d+ bytes$/);
+  });
+});
