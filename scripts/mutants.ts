@@ -44,7 +44,7 @@ const TEST_TIMEOUT_MS = 15 * 60_000;
 
 /** The list: scripts/mutants.json, or the file KVT_MUTANTS_LIST names (a list being drafted). */
 export function loadMutants(root: string, list = process.env.KVT_MUTANTS_LIST): Mutant[] {
-  return JSON.parse(fs.readFileSync(list ?? path.join(root, 'scripts', 'mutants.json'), 'utf8')) as Mutant[];
+  return JSON.parse(fs.readFileSync(list || path.join(root, 'scripts', 'mutants.json'), 'utf8')) as Mutant[];
 }
 
 /** Why `m` cannot be applied to the tree at `root` (its text is not there exactly once), or undefined. */
