@@ -40,7 +40,7 @@ export function validatePartitionCount(value: number): void {
  * @throws KvtFault INVALID_ARGUMENT naming storeId and the limit
  */
 export function validateStoreId(storeId: string): void {
-  if (storeId.length === 0) throw invalidArgument('storeId is empty');
+  if (storeId.length === 0) throw invalidArgument(`storeId is empty; it must be 1 to ${MAX_STORE_ID_LENGTH} characters`);
   if (storeId.length > MAX_STORE_ID_LENGTH) throw invalidArgument(`storeId is ${storeId.length} characters; the maximum is ${MAX_STORE_ID_LENGTH}`);
 }
 
