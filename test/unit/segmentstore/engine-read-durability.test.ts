@@ -39,6 +39,36 @@ describe('SegmentEngine.get', () => {
   });
 });
 
+describe('SegmentEngine.iterate', () => {
+  it('answers with a write still in the group commit only after that write is acknowledged', async () => {
+    const dir = tempDir();
+    const engine = await SegmentEngine.open(path.join(dir.path, 'db'), { expirySweepIntervalMs: 0 });
+    try {
+      await engine.createSegment('1');
+      const order: string[] = [];
+      for (let round = 0; round < 20; round++) {
+        const value = Buffer.from(`v${round}`);
+        const write = engine.update({ segmentId: '1', modifications: [{ family: 'f', key: Buffer.from('k'), value }] }).then((r) => {
+          order.push(`ack ${round}`);
+          return r;
+        });
+        const read = engine.iterate({ segmentId: '1', family: 'f', maxItems: 10, includeValues: true }).then((r) => {
+          order.push(`read ${round}`);
+          return r;
+        });
+        const [ack, page] = await Promise.all([write, read]);
+        expect(page.items).toHaveLength(1);
+        expect(page.items[0]).toMatchObject({ sequence: ack.sequences[0] });
+        expect(Buffer.from(page.items[0].value).toString()).toBe(`v${round}`);
+      }
+      for (let round = 0; round < 20; round++) expect(order.indexOf(`ack ${round}`)).toBeLessThan(order.indexOf(`read ${round}`));
+    } finally {
+      await engine.close();
+      dir.dispose();
+    }
+  });
+});
+
 describe('SegmentEngine.update with a condition that fails on a staged write', () => {
   const key = Buffer.from('k');
   const conditional = (family: string, sequence: string) => ({

@@ -111,6 +111,37 @@ describe('GroupCommitter', () => {
     }
   });
 
+  it('refuses at once what is queued when it is failed from outside a flush (LevelDB could not take what the log holds)', async () => {
+    using dir = tempDir();
+    const db = new ClassicLevel<Buffer, Buffer>(path.join(dir.path, 'db'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+    await db.open();
+    try {
+      const committer = directCommitter(db, new Overlay());
+      const failures: unknown[] = [];
+      committer.onFailure = (err) => failures.push(err);
+      // Staged, but its flush not yet started (the update calls staged() once it is all in).
+      const queued = committer.batch();
+      queued.put(Buffer.from('a'), Buffer.from('1'));
+      const err = new Error('apply failed');
+      committer.fail(err);
+      // Answered without waiting for anything else to be staged: refused within this turn.
+      const outcome = await Promise.race([
+        queued.done.then(
+          () => 'durable',
+          (e: Error) => `refused: ${e.message}`,
+        ),
+        new Promise((r) => setImmediate(() => r('still waiting'))),
+      ]);
+      expect(outcome).toBe('refused: apply failed');
+      await expect(queued.applied).rejects.toBe(err);
+      expect(failures).toEqual([err]);
+      expect(committer.failure).toBe(err);
+      expect(await db.get(Buffer.from('a'))).toBeUndefined();
+    } finally {
+      await db.close();
+    }
+  });
+
   it('does not let a hold that is never released starve the flush', async () => {
     using dir = tempDir();
     const db = new ClassicLevel<Buffer, Buffer>(path.join(dir.path, 'db'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });

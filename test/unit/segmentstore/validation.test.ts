@@ -61,5 +61,9 @@ describe('segment-store validation', () => {
     expect(failure(() => checkIterate({ family: 'x'.repeat(2049) })).message).toBe('family is 2049 bytes; the maximum is 2048');
     expect(failure(() => checkIterate({ maxItems: -1 })).message).toBe('maxItems -1 is not a non-negative integer');
     expect(checkIterate({}).maxItems).toBe(10);
+    const outside = 'after lies outside the iterated range (prefix, from, to); a resume position is the last key of a page of the same iteration';
+    expect(failure(() => checkIterate({ from: k('b'), hasAfter: true, after: k('a') })).message).toBe(outside);
+    expect(failure(() => checkIterate({ prefix: k('b'), hasAfter: true, after: k('c') })).message).toBe(outside);
+    expect(checkIterate({ from: k('b'), hasAfter: true, after: k('b') }).after).toEqual(k('b'));
   });
 });
