@@ -3,10 +3,14 @@
  * attempts in between at debug level, and the warning again every `rewarnMs` with the attempts and
  * time so far, so that a log shows a store still waiting rather than one that went quiet.
  */
+import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../../controller/config';
+import { ControllerServer } from '../../../controller/server';
 import { ControllerRegistration } from '../../../segmentstore/registration';
 import type { Logger } from '../../../server-kit/log';
-import { freePort } from '../../harness/process';
+import { controllerClient } from '../../integration/controller-helpers';
+import { freePort, tempDir } from '../../harness/process';
 
 interface Line {
   level: string;
@@ -60,3 +64,41 @@ describe('ControllerRegistration while the controller is unreachable', () => {
     expect(lines.some((l) => l.msg === 'registered with controller')).toBe(false);
   });
 });
+
+describe('ControllerRegistration when the controller no longer knows the store', () => {
+  it('registers again when a heartbeat is answered known=false (a controller with other metadata took the address)', async () => {
+    using dir = tempDir('kvt-registration-');
+    const port = await freePort();
+    // Heartbeats 3 s apart: the controller is replaced well within one interval.
+    const controllerOn = (name: string) =>
+      ControllerServer.start(loadConfig(['--port', String(port), '--data-dir', path.join(dir.path, name), '--heartbeat-interval-ms', '3000', '--store-timeout-ms', '10000'], {}));
+    const lines: Line[] = [];
+    const first = await controllerOn('first');
+    const registration = new ControllerRegistration({ controller: `127.0.0.1:${port}`, storeId: 'store-1', address: '127.0.0.1:1', log: capturingLogger(lines) });
+    registration.start();
+    try {
+      await until(() => registration.registrations === 1, 'the first registration');
+      await first.stop();
+      // Its metadata is empty: the next heartbeat is answered, with known=false.
+      await using second = await controllerOn('second');
+      await until(() => registration.registrations === 2, 'a registration with the second controller');
+      const client = controllerClient(`127.0.0.1:${port}`);
+      try {
+        const { stores } = await client.call<{ stores: { storeId: string; address: string }[] }>('ListSegmentStores', {});
+        expect(stores.map((s) => [s.storeId, s.address])).toEqual([['store-1', '127.0.0.1:1']]);
+      } finally {
+        client.close();
+      }
+      expect(second.state).toBe('running');
+    } finally {
+      await registration.stop();
+    }
+  }, 30_000);
+});
+
+/** Polls `check` until it holds (at most 15 s). */
+async function until(check: () => boolean, what: string): Promise<void> {
+  for (const started = Date.now(); !check(); await new Promise((r) => setTimeout(r, 10))) {
+    if (Date.now() - started > 15_000) throw new Error(`not within 15 s: ${what}`);
+  }
+}
