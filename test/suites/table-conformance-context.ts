@@ -47,10 +47,16 @@ export function thrown(f: () => unknown): Error {
   throw new Error('expected a throw');
 }
 
-/** Every page of an iteration. */
+/** More pages than any iteration of the suite has: an iteration that goes on past them never ends. */
+const MAX_PAGES = 100;
+
+/** Every page of an iteration; fails one that goes on past {@link MAX_PAGES} (it would never end). */
 export async function pagesOf<T>(it: AsyncIterable<IteratorItem<T>>): Promise<IteratorItem<T>[]> {
   const out: IteratorItem<T>[] = [];
-  for await (const page of it) out.push(page);
+  for await (const page of it) {
+    out.push(page);
+    if (out.length > MAX_PAGES) throw new Error(`the iteration did not end within ${MAX_PAGES} pages`);
+  }
   return out;
 }
 
