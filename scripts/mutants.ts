@@ -106,7 +106,8 @@ function runMutant(tree: string, m: Mutant): Outcome {
   try {
     if (needsBuild(m)) build(tree);
     const report = path.join(tree, '..', `${m.id}.json`);
-    const run = spawnSync(process.execPath, [path.join(tree, 'node_modules', 'vitest', 'vitest.mjs'), 'run', ...m.tests, '--reporter=json', `--outputFile=${report}`], {
+    // --bail: the first failure decides (a mutant is killed once one test fails), so the rest is not run.
+    const run = spawnSync(process.execPath, [path.join(tree, 'node_modules', 'vitest', 'vitest.mjs'), 'run', ...m.tests, '--bail=1', '--reporter=json', `--outputFile=${report}`], {
       cwd: tree,
       encoding: 'utf8',
       timeout: TEST_TIMEOUT_MS,
