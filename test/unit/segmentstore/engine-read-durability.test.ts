@@ -8,6 +8,29 @@ import { failNextLogWrite } from '../../harness/leveldb-faults';
 import { tempDir } from '../../harness/process';
 import { SegmentEngine } from '../../../segmentstore/storage/segment-engine';
 
+/**
+ * Twenty rounds of a write of family `f` key `k` and a read started in the same turn: `check` gets the
+ * write's acknowledgement and what the read answered, and every read must answer after its write.
+ */
+async function readsAfterAcks<T>(engine: SegmentEngine, read: () => Promise<T>, check: (ack: { sequences: string[] }, got: T, round: number) => void): Promise<void> {
+  await engine.createSegment('1');
+  const order: string[] = [];
+  for (let round = 0; round < 20; round++) {
+    const value = Buffer.from(`v${round}`);
+    const write = engine.update({ segmentId: '1', modifications: [{ family: 'f', key: Buffer.from('k'), value }] }).then((r) => {
+      order.push(`ack ${round}`);
+      return r;
+    });
+    const got = read().then((r) => {
+      order.push(`read ${round}`);
+      return r;
+    });
+    const [ack, answer] = await Promise.all([write, got]);
+    check(ack, answer, round);
+  }
+  for (let round = 0; round < 20; round++) expect(order.indexOf(`ack ${round}`)).toBeLessThan(order.indexOf(`read ${round}`));
+}
+
 describe('SegmentEngine.get', () => {
   const cleanup: Array<() => Promise<void> | void> = [];
   afterEach(async () => {
@@ -19,23 +42,14 @@ describe('SegmentEngine.get', () => {
     cleanup.push(dir.dispose);
     const engine = await SegmentEngine.open(path.join(dir.path, 'db'), { expirySweepIntervalMs: 0 });
     cleanup.push(() => engine.close());
-    await engine.createSegment('1');
-    const order: string[] = [];
-    for (let round = 0; round < 20; round++) {
-      const value = Buffer.from(`v${round}`);
-      const write = engine.update({ segmentId: '1', modifications: [{ family: 'f', key: Buffer.from('k'), value }] }).then((r) => {
-        order.push(`ack ${round}`);
-        return r;
-      });
-      const read = engine.get({ segmentId: '1', keys: [{ family: 'f', key: Buffer.from('k') }] }).then((r) => {
-        order.push(`read ${round}`);
-        return r;
-      });
-      const [ack, got] = await Promise.all([write, read]);
-      expect(got.entries[0]).toMatchObject({ found: true, sequence: ack.sequences[0] });
-      expect(got.entries[0].value.toString()).toBe(`v${round}`);
-    }
-    for (let round = 0; round < 20; round++) expect(order.indexOf(`ack ${round}`)).toBeLessThan(order.indexOf(`read ${round}`));
+    await readsAfterAcks(
+      engine,
+      () => engine.get({ segmentId: '1', keys: [{ family: 'f', key: Buffer.from('k') }] }),
+      (ack, got, round) => {
+        expect(got.entries[0]).toMatchObject({ found: true, sequence: ack.sequences[0] });
+        expect(got.entries[0].value.toString()).toBe(`v${round}`);
+      },
+    );
   });
 });
 
@@ -44,24 +58,15 @@ describe('SegmentEngine.iterate', () => {
     const dir = tempDir();
     const engine = await SegmentEngine.open(path.join(dir.path, 'db'), { expirySweepIntervalMs: 0 });
     try {
-      await engine.createSegment('1');
-      const order: string[] = [];
-      for (let round = 0; round < 20; round++) {
-        const value = Buffer.from(`v${round}`);
-        const write = engine.update({ segmentId: '1', modifications: [{ family: 'f', key: Buffer.from('k'), value }] }).then((r) => {
-          order.push(`ack ${round}`);
-          return r;
-        });
-        const read = engine.iterate({ segmentId: '1', family: 'f', maxItems: 10, includeValues: true }).then((r) => {
-          order.push(`read ${round}`);
-          return r;
-        });
-        const [ack, page] = await Promise.all([write, read]);
-        expect(page.items).toHaveLength(1);
-        expect(page.items[0]).toMatchObject({ sequence: ack.sequences[0] });
-        expect(Buffer.from(page.items[0].value).toString()).toBe(`v${round}`);
-      }
-      for (let round = 0; round < 20; round++) expect(order.indexOf(`ack ${round}`)).toBeLessThan(order.indexOf(`read ${round}`));
+      await readsAfterAcks(
+        engine,
+        () => engine.iterate({ segmentId: '1', family: 'f', maxItems: 10, includeValues: true }),
+        (ack, page, round) => {
+          expect(page.items).toHaveLength(1);
+          expect(page.items[0]).toMatchObject({ sequence: ack.sequences[0] });
+          expect(Buffer.from(page.items[0].value).toString()).toBe(`v${round}`);
+        },
+      );
     } finally {
       await engine.close();
       dir.dispose();
