@@ -5,11 +5,12 @@
  * read path (get, iterate with bounds in both directions and resumed pages, scan, info) against an
  * in-memory model after each round, and again after reopening the LevelDB.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import * as path from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { mulberry32 } from '../../harness/oracle';
 import { tempDir } from '../../harness/process';
+import { scratchEngines } from '../../harness/scratch-engines';
 import { MAX_CHUNK_BYTES, MAX_CHUNK_ENTRIES, decodeChunk, encodeChunk, splitChunk, ChunkEntry } from '../../../segmentstore/storage/chunks/chunk-codec';
 import { encodeSegmentId, familyOf, prefixSuccessor, segmentDataPrefix } from '../../../segmentstore/storage/key-codec';
 import { SegmentEngine } from '../../../segmentstore/storage/segment-engine';
@@ -91,28 +92,19 @@ describe('chunk codec', () => {
 });
 
 describe('SegmentEngine over chunked families', () => {
-  const cleanup: Array<() => Promise<void> | void> = [];
-  afterEach(async () => {
-    for (const fn of cleanup.splice(0).reverse()) await fn();
-  });
+  const scratch = scratchEngines('kvt-chunks-');
   /** An engine in a temp dir (closed and removed after the test) with segment SEG created. */
   async function engineWithSegment(options: SegmentEngineOptions = {}): Promise<SegmentEngine> {
-    const dir = tempDir('kvt-chunks-');
-    cleanup.push(dir.dispose);
-    const engine = await SegmentEngine.open(path.join(dir.path, 'db'), { expirySweepIntervalMs: 0, ...options });
-    cleanup.push(() => engine.close());
+    const engine = await scratch.open(undefined, options);
     await engine.createSegment(SEG);
     return engine;
   }
 
   it('matches a model through random splits, range removals, conditions, expiry and a reopen', async () => {
-    const dir = tempDir('kvt-chunks-');
-    cleanup.push(dir.dispose);
-    const location = path.join(dir.path, 'db');
+    const location = scratch.location();
     let now = 1_700_000_000_000;
     const clock = (): number => now;
-    let engine = await SegmentEngine.open(location, { clock, expirySweepIntervalMs: 0, chunkCacheBytes: 256 * 1024 });
-    cleanup.push(() => engine.close());
+    let engine = await scratch.open(location, { clock, chunkCacheBytes: 256 * 1024 });
     await engine.createSegment(SEG);
     const model = new Model(clock);
     const rand = mulberry32(42);
@@ -274,7 +266,7 @@ describe('SegmentEngine over chunked families', () => {
     expect(sortedBatches).toBeGreaterThan(100);
 
     await engine.close();
-    engine = await SegmentEngine.open(location, { clock, expirySweepIntervalMs: 0 });
+    engine = await scratch.open(location, { clock });
     await verify();
     // Emptying a family removes every record of it.
     await engine.update({ segmentId: SEG, modifications: [{ type: 'REMOVE_RANGE', family: 'a' }] });
@@ -286,7 +278,7 @@ describe('SegmentEngine over chunked families', () => {
 
   it('stamps its storage format and refuses a database written in another one', async () => {
     const dir = tempDir('kvt-chunks-');
-    cleanup.push(dir.dispose);
+    scratch.defer(dir.dispose);
     const fresh = path.join(dir.path, 'fresh');
     const engine = await SegmentEngine.open(fresh, { expirySweepIntervalMs: 0 });
     await engine.close();
@@ -305,9 +297,7 @@ describe('SegmentEngine over chunked families', () => {
   });
 
   it('opens a database of format 2 (before the durable log) with its data, and stamps it 4', async () => {
-    const dir = tempDir('kvt-chunks-');
-    cleanup.push(dir.dispose);
-    const location = path.join(dir.path, 'format2');
+    const location = scratch.location();
     // Written without a log (LevelDB alone, as format 2 did), then stamped 2.
     const engine = await SegmentEngine.open(location, { expirySweepIntervalMs: 0, logBytes: 0 });
     await engine.createSegment(SEG);
@@ -487,13 +477,11 @@ describe('SegmentEngine over chunked families', () => {
   });
 
   it('leaves no record of a family whose every key was removed, whichever way it was emptied', async () => {
-    const dir = tempDir('kvt-chunks-');
-    cleanup.push(dir.dispose);
-    const location = path.join(dir.path, 'db');
+    const location = scratch.location();
     let now = 1_700_000_000_000;
     const engine = await SegmentEngine.open(location, { clock: () => now, expirySweepIntervalMs: 0 });
     let open = true;
-    cleanup.push(() => (open ? engine.close() : undefined));
+    scratch.defer(() => (open ? engine.close() : undefined));
     await engine.createSegment(SEG);
     const key = (n: number): Buffer => Buffer.from(`k${String(n).padStart(4, '0')}`);
     const N = 400; // about four chunks of 100-byte values

@@ -3,25 +3,18 @@
  * update arrives (synchronously, or on LevelDB's thread pool: whichever, no read waits for an earlier
  * update's), while the updates still stage in arrival order.
  */
-import * as path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { tempDir } from '../../harness/process';
+import { describe, expect, it } from 'vitest';
+import { scratchEngines } from '../../harness/scratch-engines';
 import { SegmentEngine } from '../../../segmentstore/storage/segment-engine';
 
 const b = (s: string): Buffer => Buffer.from(s);
 
 describe('SegmentEngine conditional updates', () => {
-  const cleanup: Array<() => Promise<void> | void> = [];
-  afterEach(async () => {
-    for (const fn of cleanup.splice(0).reverse()) await fn();
-  });
+  const scratch = scratchEngines();
 
   /** An engine whose LevelDB point reads (either kind) are logged as `read <key>`; the test logs what it sees beside them. */
   async function openWithReadLog(): Promise<{ engine: SegmentEngine; log: string[] }> {
-    const dir = tempDir();
-    cleanup.push(dir.dispose);
-    const engine = await SegmentEngine.open(path.join(dir.path, 'db'), { expirySweepIntervalMs: 0 });
-    cleanup.push(() => engine.close());
+    const engine = await scratch.open();
     await engine.createSegment('1');
     // The real database underneath, its reads only logged; nothing is faked.
     const db = (engine as unknown as { db: { getMany: (keys: Buffer[]) => Promise<unknown>; getSync: (key: Buffer) => unknown } }).db;

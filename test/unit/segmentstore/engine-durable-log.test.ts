@@ -1,12 +1,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ClassicLevel } from 'classic-level';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LOG_FILE } from '../../../segmentstore/storage/log/durable-log';
 import { CHECKPOINT_KEY, decodeCheckpoint } from '../../../segmentstore/storage/log/log-applier';
 import { SegmentEngine } from '../../../segmentstore/storage/segment-engine';
 import type { SegmentEngineOptions } from '../../../segmentstore/storage/segments/segment-state';
-import { tempDir } from '../../harness/process';
+import { scratchEngines } from '../../harness/scratch-engines';
 
 const SEG = '1';
 /** Applied only when a reader needs it (or at close): what the log holds stays there. */
@@ -33,20 +33,7 @@ async function rawLevelDb(location: string): Promise<{ keys: number; checkpoint:
 }
 
 describe('SegmentEngine with its durable log', () => {
-  const cleanup: Array<() => Promise<void> | void> = [];
-  afterEach(async () => {
-    for (const fn of cleanup.splice(0).reverse()) await fn();
-  });
-  async function open(location: string, options: SegmentEngineOptions = HELD): Promise<SegmentEngine> {
-    const engine = await SegmentEngine.open(location, options);
-    cleanup.push(() => engine.close());
-    return engine;
-  }
-  function location(): string {
-    const dir = tempDir('kvt-engine-log-');
-    cleanup.push(dir.dispose);
-    return path.join(dir.path, 'db');
-  }
+  const { location, open, defer } = scratchEngines('kvt-engine-log-', HELD);
 
   it('acknowledges once the log holds a write, serves it from memory, and applies it to LevelDB when a reader needs it', async () => {
     const engine = await open(location());
@@ -95,7 +82,7 @@ describe('SegmentEngine with its durable log', () => {
     // The directory as a crash would leave it: LevelDB without the writes, the log with them.
     const crashed = `${live}-crashed`;
     fs.cpSync(live, crashed, { recursive: true });
-    cleanup.push(() => fs.rmSync(crashed, { recursive: true, force: true }));
+    defer(() => fs.rmSync(crashed, { recursive: true, force: true }));
     expect((await rawLevelDb(crashed)).keys).toBeLessThan(10); // format, clock, segment record, checkpoint…
 
     const recovered = await open(crashed);
@@ -131,7 +118,7 @@ describe('SegmentEngine with its durable log', () => {
     // The directory as a crash then would leave it: LevelDB with the first write and the checkpoint, the log with the second.
     const crashed = `${live}-crashed`;
     fs.cpSync(live, crashed, { recursive: true });
-    cleanup.push(() => fs.rmSync(crashed, { recursive: true, force: true }));
+    defer(() => fs.rmSync(crashed, { recursive: true, force: true }));
     const recovered = await open(crashed);
     expect([await read(recovered, 'f', 'first'), await read(recovered, 'f', 'second')]).toEqual(['a', 'b']);
   });
@@ -181,7 +168,7 @@ describe('SegmentEngine with its durable log', () => {
     await put(engine, 'f', 'k', 'only in the log');
     const crashed = `${live}-crashed`;
     fs.cpSync(live, crashed, { recursive: true });
-    cleanup.push(() => fs.rmSync(crashed, { recursive: true, force: true }));
+    defer(() => fs.rmSync(crashed, { recursive: true, force: true }));
 
     const withoutLog = await open(crashed, { expirySweepIntervalMs: 0, logBytes: 0 });
     expect(await read(withoutLog, 'f', 'k')).toBe('only in the log');

@@ -4,33 +4,22 @@
  * on instead of ending the iteration, and the sweeper removes a family-less entry only while it still
  * carries the expiry its index entry names.
  */
-import * as path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MAX_CHUNK_ENTRIES } from '../../../segmentstore/storage/chunks/chunk-codec';
 import { SegmentEngine } from '../../../segmentstore/storage/segment-engine';
 import type { ModificationInput } from '../../../segmentstore/storage/validation';
-import { tempDir } from '../../harness/process';
+import { scratchEngines } from '../../harness/scratch-engines';
 
 const SEG = '3';
 const b = (s: string): Buffer => Buffer.from(s);
 const key = (i: number): Buffer => b(`k${String(i).padStart(4, '0')}`);
 
-const cleanup: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const fn of cleanup.splice(0).reverse()) await fn();
-});
+const scratch = scratchEngines('kvt-expiry-');
+const location = scratch.location;
 
 /** An engine over a fresh directory whose clock reads `clock.now`. */
-async function open(clock: { now: number }, where = location()): Promise<SegmentEngine> {
-  const engine = await SegmentEngine.open(where, { clock: () => clock.now, expirySweepIntervalMs: 0 });
-  cleanup.push(() => engine.close());
-  return engine;
-}
-
-function location(): string {
-  const dir = tempDir('kvt-expiry-');
-  cleanup.push(dir.dispose);
-  return path.join(dir.path, 'db');
+function open(clock: { now: number }, where = location()): Promise<SegmentEngine> {
+  return scratch.open(where, { clock: () => clock.now });
 }
 
 describe('a condition on a keyed entry that has expired', () => {

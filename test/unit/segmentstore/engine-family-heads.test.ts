@@ -7,8 +7,7 @@
  * Get), many families created at once with directories evicted at every turn, and a data directory
  * of format 3 (no marks) opened, read, written and stamped 4.
  */
-import * as path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ClassicLevel } from 'classic-level';
 import { chunkCount, isSoleChunk, markSole, MAX_CHUNK_ENTRIES } from '../../../segmentstore/storage/chunks/chunk-codec';
 import { encodeSegmentId, familyPrefix, prefixSuccessor, segmentDataPrefix } from '../../../segmentstore/storage/key-codec';
@@ -16,26 +15,18 @@ import { SegmentEngine } from '../../../segmentstore/storage/segment-engine';
 import type { SegmentEngineOptions } from '../../../segmentstore/storage/segments/segment-state';
 import type { ModificationInput } from '../../../segmentstore/storage/validation';
 import { mulberry32 } from '../../harness/oracle';
-import { tempDir } from '../../harness/process';
+import { scratchEngines } from '../../harness/scratch-engines';
 
 const SEG = '5';
 const b = (s: string): Buffer => Buffer.from(s);
 const key = (i: number): Buffer => b(`k${String(i).padStart(4, '0')}`);
 const prefixOf = (family: string): Buffer => familyPrefix(segmentDataPrefix(encodeSegmentId(SEG)), family);
 
-const cleanup: (() => void)[] = [];
-afterEach(() => {
-  while (cleanup.length) cleanup.pop()!();
-});
-
-function location(): string {
-  const dir = tempDir('kvt-heads-');
-  cleanup.push(dir.dispose);
-  return path.join(dir.path, 'db');
-}
+const scratch = scratchEngines('kvt-heads-');
+const location = scratch.location;
 
 async function open(where: string, options: SegmentEngineOptions = {}, create = true): Promise<SegmentEngine> {
-  const engine = await SegmentEngine.open(where, { expirySweepIntervalMs: 0, ...options });
+  const engine = await scratch.open(where, options);
   if (create) await engine.createSegment(SEG);
   return engine;
 }

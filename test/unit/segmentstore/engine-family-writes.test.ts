@@ -3,33 +3,16 @@
  * sorted but versioned in the order sent, and a family whose first chunk is emptied while later
  * chunks remain keeps that chunk (empty) as its anchor, so a reopened store still finds the family.
  */
-import * as path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MAX_CHUNK_ENTRIES } from '../../../segmentstore/storage/chunks/chunk-codec';
-import { SegmentEngine } from '../../../segmentstore/storage/segment-engine';
 import type { ModificationInput } from '../../../segmentstore/storage/validation';
-import { tempDir } from '../../harness/process';
+import { scratchEngines } from '../../harness/scratch-engines';
 
 const SEG = '4';
 const b = (s: string): Buffer => Buffer.from(s);
 const key = (i: number): Buffer => b(`k${String(i).padStart(4, '0')}`);
 
-const cleanup: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const fn of cleanup.splice(0).reverse()) await fn();
-});
-
-function location(): string {
-  const dir = tempDir('kvt-family-writes-');
-  cleanup.push(dir.dispose);
-  return path.join(dir.path, 'db');
-}
-
-async function open(where: string): Promise<SegmentEngine> {
-  const engine = await SegmentEngine.open(where, { expirySweepIntervalMs: 0 });
-  cleanup.push(() => engine.close());
-  return engine;
-}
+const { location, open } = scratchEngines('kvt-family-writes-');
 
 describe('a keyed batch sent out of key order', () => {
   it('stores each key with the version the update returned for it, and that version matches a condition', async () => {

@@ -2,10 +2,9 @@
  * Reads never see a write before it is durable; conditions are checked against staged writes, but a
  * failed one is answered only once they are durable; queued batches share one write.
  */
-import * as path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { failNextLogWrite } from '../../harness/leveldb-faults';
-import { tempDir } from '../../harness/process';
+import { scratchEngines } from '../../harness/scratch-engines';
 import { SegmentEngine } from '../../../segmentstore/storage/segment-engine';
 
 /**
@@ -31,17 +30,11 @@ async function readsAfterAcks<T>(engine: SegmentEngine, read: () => Promise<T>, 
   for (let round = 0; round < 20; round++) expect(order.indexOf(`ack ${round}`)).toBeLessThan(order.indexOf(`read ${round}`));
 }
 
-describe('SegmentEngine.get', () => {
-  const cleanup: Array<() => Promise<void> | void> = [];
-  afterEach(async () => {
-    for (const fn of cleanup.splice(0).reverse()) await fn();
-  });
+const scratch = scratchEngines('kvt-read-durability-');
 
+describe('SegmentEngine.get', () => {
   it('answers with a write still in the group commit only after that write is acknowledged', async () => {
-    const dir = tempDir();
-    cleanup.push(dir.dispose);
-    const engine = await SegmentEngine.open(path.join(dir.path, 'db'), { expirySweepIntervalMs: 0 });
-    cleanup.push(() => engine.close());
+    const engine = await scratch.open();
     await readsAfterAcks(
       engine,
       () => engine.get({ segmentId: '1', keys: [{ family: 'f', key: Buffer.from('k') }] }),
@@ -55,22 +48,16 @@ describe('SegmentEngine.get', () => {
 
 describe('SegmentEngine.iterate', () => {
   it('answers with a write still in the group commit only after that write is acknowledged', async () => {
-    const dir = tempDir();
-    const engine = await SegmentEngine.open(path.join(dir.path, 'db'), { expirySweepIntervalMs: 0 });
-    try {
-      await readsAfterAcks(
-        engine,
-        () => engine.iterate({ segmentId: '1', family: 'f', maxItems: 10, includeValues: true }),
-        (ack, page, round) => {
-          expect(page.items).toHaveLength(1);
-          expect(page.items[0]).toMatchObject({ sequence: ack.sequences[0] });
-          expect(Buffer.from(page.items[0].value).toString()).toBe(`v${round}`);
-        },
-      );
-    } finally {
-      await engine.close();
-      dir.dispose();
-    }
+    const engine = await scratch.open();
+    await readsAfterAcks(
+      engine,
+      () => engine.iterate({ segmentId: '1', family: 'f', maxItems: 10, includeValues: true }),
+      (ack, page, round) => {
+        expect(page.items).toHaveLength(1);
+        expect(page.items[0]).toMatchObject({ sequence: ack.sequences[0] });
+        expect(Buffer.from(page.items[0].value).toString()).toBe(`v${round}`);
+      },
+    );
   });
 });
 
@@ -80,22 +67,14 @@ describe('SegmentEngine.update with a condition that fails on a staged write', (
     segmentId: '1',
     modifications: [{ family, key, value: Buffer.from('second'), condition: { kind: 'VERSION' as const, segmentId: '1', sequence } }],
   });
-  const open = async () => {
-    const dir = tempDir();
-    const engine = await SegmentEngine.open(path.join(dir.path, 'db'), { expirySweepIntervalMs: 0 });
+  const open = async (): Promise<SegmentEngine> => {
+    const engine = await scratch.open();
     await engine.createSegment('1');
-    return {
-      engine,
-      async [Symbol.asyncDispose]() {
-        await engine.close().catch(() => undefined);
-        dir.dispose();
-      },
-    };
+    return engine;
   };
 
   it.each(['f', ''])('answers BAD_KEY_VERSION only after that write is acknowledged (family %j)', async (family) => {
-    await using target = await open();
-    const { engine } = target;
+    const engine = await open();
     const first = await engine.update({ segmentId: '1', modifications: [{ family, key, value: Buffer.from('first') }] });
     const order: string[] = [];
     const write = engine.update({ segmentId: '1', modifications: [{ family, key, value: Buffer.from('overwrite') }] }).then(() => order.push('write acknowledged'));
@@ -106,8 +85,7 @@ describe('SegmentEngine.update with a condition that fails on a staged write', (
 
   // (In a keyed family whose chunk is in memory the condition is checked at once, while the write is staged.)
   it('answers UNAVAILABLE (nothing applied) when that write fails: the state it saw never was', async () => {
-    await using target = await open();
-    const { engine } = target;
+    const engine = await open();
     const family = 'f';
     const first = await engine.update({ segmentId: '1', modifications: [{ family, key, value: Buffer.from('first') }] });
     using _fault = failNextLogWrite('injected write failure');
@@ -120,24 +98,18 @@ describe('SegmentEngine.update with a condition that fails on a staged write', (
 
 describe('SegmentEngine group commit', () => {
   it('writes every batch that queued up during a flush in one synced LevelDB write', async () => {
-    const dir = tempDir();
-    const engine = await SegmentEngine.open(path.join(dir.path, 'db'), { expirySweepIntervalMs: 0, maxFlushOps: 64 });
-    try {
-      await engine.createSegment('1');
-      const before = engine.commitStats;
-      const writes = Array.from({ length: 600 }, (_, i) => engine.update({ segmentId: '1', modifications: [{ family: 'f', key: Buffer.from(`k${i}`), value: Buffer.from(`v${i}`) }] }));
-      const acks = await Promise.all(writes);
-      const stats = engine.commitStats;
-      // 600 updates make ten batches of at most 64 operations; they reach the disk in far fewer writes.
-      expect(stats.flushes - before.flushes).toBeLessThan(Math.ceil(600 / 64));
-      expect(stats.ops - before.ops).toBeGreaterThanOrEqual(600);
-      const sequences = acks.map((a) => Number(a.sequences[0]));
-      expect(new Set(sequences).size).toBe(600);
-      const got = await engine.get({ segmentId: '1', keys: [{ family: 'f', key: Buffer.from('k599') }] });
-      expect(got.entries[0]).toMatchObject({ found: true, sequence: String(sequences[599]) });
-    } finally {
-      await engine.close();
-      dir.dispose();
-    }
+    const engine = await scratch.open(undefined, { maxFlushOps: 64 });
+    await engine.createSegment('1');
+    const before = engine.commitStats;
+    const writes = Array.from({ length: 600 }, (_, i) => engine.update({ segmentId: '1', modifications: [{ family: 'f', key: Buffer.from(`k${i}`), value: Buffer.from(`v${i}`) }] }));
+    const acks = await Promise.all(writes);
+    const stats = engine.commitStats;
+    // 600 updates make ten batches of at most 64 operations; they reach the disk in far fewer writes.
+    expect(stats.flushes - before.flushes).toBeLessThan(Math.ceil(600 / 64));
+    expect(stats.ops - before.ops).toBeGreaterThanOrEqual(600);
+    const sequences = acks.map((a) => Number(a.sequences[0]));
+    expect(new Set(sequences).size).toBe(600);
+    const got = await engine.get({ segmentId: '1', keys: [{ family: 'f', key: Buffer.from('k599') }] });
+    expect(got.entries[0]).toMatchObject({ found: true, sequence: String(sequences[599]) });
   });
 });

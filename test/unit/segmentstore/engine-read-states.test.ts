@@ -5,8 +5,7 @@
  * slices of one apply; a deleted segment's logged writes never come back.
  */
 import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ClassicLevel } from 'classic-level';
 import { MAX_CHUNK_ENTRIES } from '../../../segmentstore/storage/chunks/chunk-codec';
 import { encodeSegmentId, prefixSuccessor, segmentDataPrefix } from '../../../segmentstore/storage/key-codec';
@@ -15,6 +14,7 @@ import type { SegmentEngineOptions } from '../../../segmentstore/storage/segment
 import type { ModificationInput } from '../../../segmentstore/storage/validation';
 import { failNextLogWrite } from '../../harness/leveldb-faults';
 import { tempDir } from '../../harness/process';
+import { scratchEngines } from '../../harness/scratch-engines';
 
 const SEG = '1';
 const OTHER = '2';
@@ -98,20 +98,7 @@ function afterNextChainedWrite(between: () => Promise<void>) {
 }
 
 describe('SegmentEngine reads while the log holds writes LevelDB does not have', () => {
-  const cleanup: Array<() => Promise<void> | void> = [];
-  afterEach(async () => {
-    for (const fn of cleanup.splice(0).reverse()) await fn();
-  });
-  function location(): string {
-    const dir = tempDir('kvt-read-states-');
-    cleanup.push(dir.dispose);
-    return path.join(dir.path, 'db');
-  }
-  async function open(at = location(), options: SegmentEngineOptions = HELD): Promise<SegmentEngine> {
-    const engine = await SegmentEngine.open(at, options);
-    cleanup.push(() => engine.close());
-    return engine;
-  }
+  const { location, open, defer } = scratchEngines('kvt-read-states-', HELD);
   /** 200 keys of family `f` in two chunks (k0000-k0127, k0128-k0199), applied to LevelDB. */
   async function twoChunks(engine: SegmentEngine): Promise<void> {
     await engine.createSegment(SEG);
@@ -249,7 +236,7 @@ describe('SegmentEngine reads while the log holds writes LevelDB does not have',
     // What a power cut may leave at the moment the record's delete is written: the table files, and
     // none of the log files' unsynced writes (here, none of the log files).
     const copy = tempDir('kvt-read-states-cut-');
-    cleanup.push(copy.dispose);
+    defer(copy.dispose);
     const proto = ClassicLevel.prototype as unknown as { del: (...args: unknown[]) => Promise<void> };
     const del = proto.del;
     proto.del = function (this: unknown, ...args: unknown[]) {

@@ -1,20 +1,13 @@
 /** SegmentEngine.scan: every entry of a segment across families, paged by position. */
-import * as path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { tempDir } from '../../harness/process';
+import { describe, expect, it } from 'vitest';
+import { scratchEngines } from '../../harness/scratch-engines';
 import { SegmentEngine } from '../../../segmentstore/storage/segment-engine';
 
 describe('SegmentEngine.scan', () => {
-  const cleanup: Array<() => Promise<void> | void> = [];
-  afterEach(async () => {
-    for (const fn of cleanup.splice(0).reverse()) await fn();
-  });
+  const scratch = scratchEngines();
 
   async function engineWith(now: () => number = () => 1_000): Promise<SegmentEngine> {
-    const dir = tempDir();
-    cleanup.push(dir.dispose);
-    const engine = await SegmentEngine.open(path.join(dir.path, 'db'), { clock: now, expirySweepIntervalMs: 0 });
-    cleanup.push(() => engine.close());
+    const engine = await scratch.open(undefined, { clock: now });
     await engine.createSegment('3');
     await engine.createSegment('4');
     return engine;

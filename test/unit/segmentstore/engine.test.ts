@@ -1,9 +1,10 @@
 /** The storage conformance suite against the in-process engine, plus engine-only behaviour. */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { failNextChainedWrite, failNextLogWrite } from '../../harness/leveldb-faults';
 import { tempDir } from '../../harness/process';
+import { scratchEngines } from '../../harness/scratch-engines';
 import { kvtPackage } from '../../../proto/load';
 import type { ExecuteRequest, ExecuteResponse } from '../../../proto/messages';
 import { execute } from '../../../segmentstore/service/segment-store-service';
@@ -35,20 +36,11 @@ storageConformance('in-process engine', async () => {
 });
 
 describe('SegmentEngine', () => {
-  const cleanup: Array<() => Promise<void> | void> = [];
-  afterEach(async () => {
-    for (const fn of cleanup.splice(0).reverse()) await fn();
-  });
-  async function open(location: string, clock?: () => number): Promise<SegmentEngine> {
-    const engine = await SegmentEngine.open(location, { clock, expirySweepIntervalMs: 0 });
-    cleanup.push(() => engine.close());
-    return engine;
-  }
+  const scratch = scratchEngines();
+  const open = (location: string, clock?: () => number): Promise<SegmentEngine> => scratch.open(location, { clock });
 
   it('goes opening → open → closing → closed and refuses calls once closed', async () => {
-    const dir = tempDir();
-    cleanup.push(dir.dispose);
-    const engine = await SegmentEngine.open(path.join(dir.path, 'db'), { expirySweepIntervalMs: 0 });
+    const engine = await SegmentEngine.open(scratch.location(), { expirySweepIntervalMs: 0 });
     expect(engine.state).toBe('open');
     await engine.createSegment('1');
     const write = engine.update({ segmentId: '1', modifications: [{ key: Buffer.from('k'), value: Buffer.from('v') }] });
@@ -65,9 +57,7 @@ describe('SegmentEngine', () => {
     { write: 'its durable log write', logBytes: undefined, fault: failNextLogWrite },
     { write: 'its LevelDB write (no durable log)', logBytes: 0, fault: failNextChainedWrite },
   ])('stops for good after a flush fails in $write (fail-stop): later calls get UNAVAILABLE, a reopen recovers what was durable', async ({ logBytes, fault }) => {
-    const dir = tempDir();
-    cleanup.push(dir.dispose);
-    const location = path.join(dir.path, 'db');
+    const location = scratch.location();
     const failures: unknown[] = [];
     const engine = await SegmentEngine.open(location, { expirySweepIntervalMs: 0, logBytes, onStorageFailure: (err) => failures.push(err) });
     await engine.createSegment('1');
@@ -91,7 +81,7 @@ describe('SegmentEngine', () => {
     expect(failures).toHaveLength(1);
 
     const reopened = await SegmentEngine.open(location, { expirySweepIntervalMs: 0, logBytes });
-    cleanup.push(() => reopened.close());
+    scratch.defer(() => reopened.close());
     const got = await reopened.get({ segmentId: '1', keys: ['a', 'b', 'c'].map((k) => ({ family: 'f', key: Buffer.from(k) })) });
     expect(got.entries.map((e) => e.found)).toEqual([true, false, false]);
     expect(got.entries[0].sequence).toBe(durable.sequences[0]);
@@ -100,9 +90,7 @@ describe('SegmentEngine', () => {
   });
 
   it('stops for good when LevelDB fails to take writes the log holds, and a reopen replays every acknowledged one', async () => {
-    const dir = tempDir();
-    cleanup.push(dir.dispose);
-    const location = path.join(dir.path, 'db');
+    const location = scratch.location();
     const failures: unknown[] = [];
     // Applied only when asked (a count), so the writes below wait in the log.
     const engine = await SegmentEngine.open(location, { expirySweepIntervalMs: 0, logApplyMs: 60_000, onStorageFailure: (err) => failures.push(err) });
@@ -129,9 +117,7 @@ describe('SegmentEngine', () => {
   });
 
   it('keeps data and strictly increasing versions across a reopen, and refuses a second opener', async () => {
-    const dir = tempDir();
-    cleanup.push(dir.dispose);
-    const location = path.join(dir.path, 'db');
+    const location = scratch.location();
     const first = await SegmentEngine.open(location, { expirySweepIntervalMs: 0 });
     await first.createSegment('7', 'scope/t#0');
     const res = await first.update({ segmentId: '7', modifications: [{ family: 'f', key: Buffer.from('k'), value: Buffer.from('v') }] });
@@ -146,10 +132,8 @@ describe('SegmentEngine', () => {
   });
 
   it('sweeps expired entries in the background batches without touching rewritten keys', async () => {
-    const dir = tempDir();
-    cleanup.push(dir.dispose);
     let now = 1_000_000;
-    const engine = await open(path.join(dir.path, 'db'), () => now);
+    const engine = await open(scratch.location(), () => now);
     await engine.createSegment('1');
     const mods = Array.from({ length: 50 }, (_, i) => ({ family: 'f', key: Buffer.from(`k${i}`), value: Buffer.from('v'), ttlMs: '1000' }));
     await engine.update({ segmentId: '1', modifications: mods });
@@ -164,9 +148,7 @@ describe('SegmentEngine', () => {
   });
 
   it('never lets an expired entry come back when the wall clock steps back, not even across a reopen', async () => {
-    const dir = tempDir();
-    cleanup.push(dir.dispose);
-    const location = path.join(dir.path, 'db');
+    const location = scratch.location();
     let wall = 1_000_000;
     const read = async (e: SegmentEngine, segmentId: string, key: string) => {
       const [entry] = (await e.get({ segmentId, keys: [{ family: '', key: Buffer.from(key) }] })).entries;
@@ -195,9 +177,7 @@ describe('SegmentEngine', () => {
   });
 
   it('group-commits concurrent updates into few flushes', async () => {
-    const dir = tempDir();
-    cleanup.push(dir.dispose);
-    const engine = await open(path.join(dir.path, 'db'));
+    const engine = await open(scratch.location());
     await engine.createSegment('1');
     const before = engine.commitStats.flushes;
     await Promise.all(Array.from({ length: 200 }, (_, i) => engine.update({ segmentId: '1', modifications: [{ key: Buffer.from(`k${i}`), value: Buffer.from('v') }] })));
@@ -213,11 +193,9 @@ describe('SegmentEngine', () => {
      * starts a new memtable before a write that finds the current one full).
      */
     async function writeSixMiB(writeBufferBytes: number | undefined): Promise<string> {
-      const dir = tempDir();
-      cleanup.push(dir.dispose);
-      const location = path.join(dir.path, 'db');
+      const location = scratch.location();
       const engine = await SegmentEngine.open(location, { expirySweepIntervalMs: 0, writeBufferBytes, logBytes: 0 });
-      cleanup.push(() => engine.close());
+      scratch.defer(() => engine.close());
       await engine.createSegment('1');
       for (let i = 0; i < 96; i++) await engine.update({ segmentId: '1', modifications: [{ key: Buffer.from(`k${i}`), value }] });
       return location;

@@ -4,9 +4,8 @@
  * requests are not answered, or while it reads no answers, makes the store read and hold a bounded
  * number of bytes, not one maximum-size message (or answer) per message in flight.
  */
-import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { GRPC_CHANNEL_OPTIONS, kvtPackage } from '../../../proto/load';
 import { MAX_KEY_LENGTH, MAX_VALUE_LENGTH } from '../../../proto/limits';
 import type { ExecuteStreamResponse, GetResponse } from '../../../proto/messages';
@@ -15,23 +14,17 @@ import { silentLogger } from '../../../server-kit/log';
 import { ExecuteStreams, MAX_STREAM_ANSWER_BYTES, MAX_STREAM_IN_FLIGHT, MAX_STREAM_REQUEST_BYTES } from '../../../segmentstore/service/execute-stream';
 import { executeStreams, segmentStoreDefinition, segmentStoreHandlers } from '../../../segmentstore/service/segment-store-service';
 import { SegmentEngine } from '../../../segmentstore/storage/segment-engine';
-import { tempDir } from '../../harness/process';
+import { scratchEngines } from '../../harness/scratch-engines';
 import { unreadExecuteStream } from '../../harness/unread-stream';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('ExecuteStream flow control', () => {
-  const cleanup: Array<() => Promise<void> | void> = [];
-  afterEach(async () => {
-    for (const fn of cleanup.splice(0).reverse()) await fn();
-  });
+  const scratch = scratchEngines('kvt-stream-flow-');
 
   /** The store's service on an engine in a temp dir, its ExecuteStream decoder counting what it reads. */
   async function storeCountingReads(): Promise<{ engine: SegmentEngine; address: string; read: { bytes: number; messages: number }; streams: ExecuteStreams }> {
-    const dir = tempDir('kvt-stream-flow-');
-    cleanup.push(dir.dispose);
-    const engine = await SegmentEngine.open(path.join(dir.path, 'db'), { expirySweepIntervalMs: 0 });
-    cleanup.push(() => engine.close());
+    const engine = await scratch.open();
     const read = { bytes: 0, messages: 0 };
     const store = segmentStoreDefinition();
     const decode = store.ExecuteStream.requestDeserialize;
@@ -50,7 +43,7 @@ describe('ExecuteStream flow control', () => {
     const server = newGrpcServer();
     server.addService(definition, segmentStoreHandlers(engine, silentLogger, streams));
     const port = await bindGrpcServer(server, '127.0.0.1', 0);
-    cleanup.push(async () => {
+    scratch.defer(async () => {
       await streams.close();
       await shutdownGrpcServer(server, 1_000);
     });
@@ -90,7 +83,7 @@ describe('ExecuteStream flow control', () => {
     const service = kvtPackage().SegmentStore.service;
     const Raw = grpc.makeGenericClientConstructor({ ExecuteStream: { ...service.ExecuteStream, requestSerialize: (b: Buffer) => b } }, 'SegmentStore');
     const client = new Raw(address, grpc.credentials.createInsecure(), GRPC_CHANNEL_OPTIONS) as unknown as grpc.Client & { ExecuteStream(): grpc.ClientDuplexStream<Buffer, ExecuteStreamResponse> };
-    cleanup.push(() => client.close());
+    scratch.defer(() => client.close());
     const call = client.ExecuteStream();
     const answers: ExecuteStreamResponse[] = [];
     call.on('data', (msg: ExecuteStreamResponse) => answers.push(msg));
@@ -149,7 +142,7 @@ describe('ExecuteStream flow control', () => {
       address,
       Array.from({ length: N }, (_, i) => ({ id: i + 1, request: { requests: [{ get }] } })),
     );
-    cleanup.push(() => call.close());
+    scratch.defer(() => call.close());
     await untilQuiet(produced);
     // Answered but not read (the client took at most its 64 KiB window), so held by the store: the
     // budget, plus the first entry of each answer past it (every answer takes one, so that it makes
@@ -191,7 +184,7 @@ describe('ExecuteStream flow control', () => {
     const client = new (kvtPackage().SegmentStore)(address, grpc.credentials.createInsecure(), GRPC_CHANNEL_OPTIONS) as unknown as grpc.Client & {
       ExecuteStream(): grpc.ClientDuplexStream<unknown, ExecuteStreamResponse>;
     };
-    cleanup.push(() => client.close());
+    scratch.defer(() => client.close());
     const call = client.ExecuteStream();
     const answers = new Map<number, ExecuteStreamResponse>();
     let answered = () => undefined as void;

@@ -3,12 +3,10 @@
  * one lower and one upper bound (a tie between an inclusive and an exclusive bound is exclusive) and
  * into LevelDB ranges over storage keys, and the pages an engine answers with them.
  */
-import * as path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { encodeSegmentId, familyPrefix, segmentDataPrefix } from '../../../segmentstore/storage/key-codec';
 import { KeyBounds, storageRange, userBounds } from '../../../segmentstore/storage/key-range';
-import { SegmentEngine } from '../../../segmentstore/storage/segment-engine';
-import { tempDir } from '../../harness/process';
+import { scratchEngines } from '../../harness/scratch-engines';
 
 const b = (s: string): Buffer => Buffer.from(s);
 const bounds = (o: Partial<KeyBounds>): KeyBounds => ({ prefix: b(''), from: b(''), to: b(''), toInclusive: false, reverse: false, ...o });
@@ -42,16 +40,10 @@ describe('storageRange', () => {
 });
 
 describe('SegmentEngine.iterate of family-less keys', () => {
-  const cleanup: (() => Promise<void> | void)[] = [];
-  afterEach(async () => {
-    for (const fn of cleanup.splice(0).reverse()) await fn();
-  });
+  const scratch = scratchEngines('kvt-bounds-');
 
   it('returns only the keys of its prefix, and resumes after the from key without repeating it', async () => {
-    const dir = tempDir('kvt-bounds-');
-    cleanup.push(dir.dispose);
-    const engine = await SegmentEngine.open(path.join(dir.path, 'db'), { expirySweepIntervalMs: 0 });
-    cleanup.push(() => engine.close());
+    const engine = await scratch.open();
     await engine.createSegment('1');
     for (const k of ['aa', 'ab', 'ab1', 'ab2', 'ac', 'b']) await engine.update({ segmentId: '1', modifications: [{ family: '', key: b(k), value: b(k) }] });
     const keys = (page: { items: { key: Uint8Array }[] }): string[] => page.items.map((i) => Buffer.from(i.key).toString());

@@ -4,33 +4,16 @@
  * deleted), and a re-created segment continues its namesake's versions, so that no version handed out
  * before the delete matches an entry written after it.
  */
-import * as path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ClassicLevel } from 'classic-level';
 import { encodeSegmentId, segmentRecordKey } from '../../../segmentstore/storage/key-codec';
 import { SegmentEngine } from '../../../segmentstore/storage/segment-engine';
-import type { SegmentEngineOptions } from '../../../segmentstore/storage/segments/segment-state';
-import { tempDir } from '../../harness/process';
+import { scratchEngines } from '../../harness/scratch-engines';
 
 const SEG = '9';
 const b = (s: string): Buffer => Buffer.from(s);
 
-const cleanup: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const fn of cleanup.splice(0).reverse()) await fn();
-});
-
-function location(): string {
-  const dir = tempDir('kvt-catalog-');
-  cleanup.push(dir.dispose);
-  return path.join(dir.path, 'db');
-}
-
-async function open(where: string, options: SegmentEngineOptions = {}): Promise<SegmentEngine> {
-  const engine = await SegmentEngine.open(where, { expirySweepIntervalMs: 0, ...options });
-  cleanup.push(() => engine.close());
-  return engine;
-}
+const { location, open } = scratchEngines('kvt-catalog-');
 
 /** The value of family `f` key `k` and of family-less key `n` ('' for none found). */
 async function read(engine: SegmentEngine): Promise<string[]> {
