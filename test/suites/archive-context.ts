@@ -10,6 +10,7 @@ import * as zlib from 'node:zlib';
 import { expect } from 'vitest';
 import type { ArchivedRender, ArchiveStore, ArchiveStoreOptions } from '../../client';
 import { REPO_ROOT } from '../harness/process';
+import { rejection as rejectionOf } from './rejections';
 
 /** A stored block damaged on purpose, three ways. */
 export type Damage = 'flip' | 'truncate' | 'header';
@@ -110,15 +111,8 @@ export async function expectAllReadBack(store: ArchiveStore, all: ArchivedRender
   expect(mismatches).toEqual([]);
 }
 
-/** What `p` rejects with (fails the test when it resolves). */
-export async function rejection(p: Promise<unknown>): Promise<Error & { code?: string; title?: string; block?: number; index?: number }> {
-  return p.then(
-    () => {
-      throw new Error('expected a rejection');
-    },
-    (e: unknown) => e as Error,
-  );
-}
+/** What `p` rejects with (fails the test when it resolves), with the fields the archive's errors carry. */
+export const rejection = (p: Promise<unknown>) => rejectionOf<{ code?: string; title?: string; block?: number; index?: number }>(p);
 
 /** `stored` (a sealed block's first chunk) damaged: a flipped byte mid-stream, the end cut off, or a broken header. */
 export function damageBytes(stored: Uint8Array, damage: Damage): Buffer {

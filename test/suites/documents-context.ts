@@ -5,7 +5,11 @@
 import { expect } from 'vitest';
 import { feedFamilies } from '../../client/documents/feed-layout';
 import { FEED_FAMILY_PREFIX, idOfMarkerKey, MARKER_PREFIX } from '../../client/documents/key-layout';
-import { DocumentConflictError, DocumentStore, DocumentStoreOptions, InvalidArgumentError, KeyValueTable, ReplicatedDocument, StoredDocument, UnavailableError } from '../../client';
+import { DocumentConflictError, DocumentStore, DocumentStoreOptions, KeyValueTable, ReplicatedDocument, StoredDocument, UnavailableError } from '../../client';
+import { seededRandom } from '../../bench/core/keys';
+import { rejection } from './rejections';
+
+export { expectInvalid, rejection } from './rejections';
 
 export type BytesTable = KeyValueTable<Uint8Array, Uint8Array>;
 
@@ -33,23 +37,6 @@ export interface DocumentsSuiteContext {
   target(): DocumentsTarget;
   /** A store on a fresh table with these options. */
   store(options?: DocumentStoreOptions): Promise<StoreUnderTest>;
-}
-
-/** What `p` rejects with (fails the test when it resolves). */
-export async function rejection(p: Promise<unknown>): Promise<Error & { code?: string }> {
-  return p.then(
-    () => {
-      throw new Error('expected a rejection');
-    },
-    (e: unknown) => e as Error & { code?: string },
-  );
-}
-
-/** Asserts an InvalidArgumentError with exactly this message. */
-export async function expectInvalid(p: Promise<unknown>, message: string): Promise<void> {
-  const err = await rejection(p);
-  expect([err.constructor.name, err.code, err.message]).toEqual(['InvalidArgumentError', 'INVALID_ARGUMENT', message]);
-  expect(err).toBeInstanceOf(InvalidArgumentError);
 }
 
 /** Asserts a DocumentConflictError whose message matches. */
@@ -104,16 +91,7 @@ export async function markerCount(table: BytesTable, partitionCount: number, id?
 }
 
 /** Deterministic pseudo-random numbers (mulberry32), so that a failure can be replayed. */
-export function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const random = seededRandom;
 
 /** The table, with every update of a feed family (an index update) started once `wait()` resolves. */
 export function delayedFeedWrites(table: BytesTable, wait: () => Promise<unknown>): BytesTable {

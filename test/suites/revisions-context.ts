@@ -3,7 +3,10 @@
  * bytes keys and values, in memory or on a cluster), a clock the tests move, and small helpers.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { InvalidArgumentError, KeyValueTable, PageRevisionStore, PageRevisionStoreOptions, Render, RenderBody, timeUuidOf } from '../../client';
+import { KeyValueTable, PageRevisionStore, PageRevisionStoreOptions, Render, RenderBody, timeUuidOf } from '../../client';
+import { seededRandom } from '../../bench/core/keys';
+
+export { expectInvalid, rejection } from './rejections';
 
 export type BytesTable = KeyValueTable<Uint8Array, Uint8Array>;
 
@@ -50,24 +53,6 @@ const NODE = Buffer.from('01a2b3c4d5e6', 'hex');
 /** A v1 UUID at `ms` (+ `ticks` 100-ns intervals): tids that sort as the tests need. */
 export const tidAt = (ms: number, ticks = 0): string => timeUuidOf(ms, 0, NODE, ticks);
 
-/** What `p` rejects with (fails the test when it resolves). */
-export async function rejection(p: Promise<unknown>): Promise<Error & { code?: string }> {
-  return p.then(
-    () => {
-      throw new Error('expected a rejection');
-    },
-    (e: unknown) => e as Error & { code?: string },
-  );
-}
-
-/** Asserts an InvalidArgumentError with exactly this message. */
-export async function expectInvalid(p: Promise<unknown>, message: string): Promise<void> {
-  const err = await rejection(p);
-  if (!(err instanceof InvalidArgumentError) || err.code !== 'INVALID_ARGUMENT' || err.message !== message) {
-    throw new Error(`expected InvalidArgumentError(${JSON.stringify(message)}), got ${err.name}(${JSON.stringify(err.message)})`);
-  }
-}
-
 /** Every key of a family, in order. */
 export async function familyKeys(table: BytesTable, title: string): Promise<Buffer[]> {
   const keys: Buffer[] = [];
@@ -81,16 +66,7 @@ export async function keysOfKind(table: BytesTable, title: string, kind: number)
 }
 
 /** Deterministic pseudo-random numbers (mulberry32), so that a failure can be replayed. */
-export function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const random = seededRandom;
 
 /** `n` bytes of text that compresses poorly (so sizes are real). */
 export function text(n: number, seed = 1): string {

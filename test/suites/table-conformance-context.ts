@@ -3,6 +3,7 @@
  * small helpers.
  */
 import { IteratorItem, KeyValueTable, KeyValueTableConfig, Serializers, Version } from '../../client';
+import { rejection as rejectionOf } from './rejections';
 
 /** What the suite runs against. */
 export interface TableTarget {
@@ -27,15 +28,8 @@ export interface TableSuiteContext {
 /** Serializers of a table of UTF-8 keys and values. */
 export const utf8 = { keySerializer: Serializers.utf8, valueSerializer: Serializers.utf8 };
 
-/** What `p` rejects with (fails the test when it resolves). */
-export async function rejection(p: Promise<unknown>): Promise<Error & { code?: string; index?: number; key?: unknown; segment?: string; table?: string }> {
-  return p.then(
-    () => {
-      throw new Error('expected a rejection');
-    },
-    (e: unknown) => e as Error,
-  );
-}
+/** What `p` rejects with (fails the test when it resolves), with the fields the table's errors carry. */
+export const rejection = (p: Promise<unknown>) => rejectionOf<{ code?: string; index?: number; key?: unknown; segment?: string; table?: string }>(p);
 
 /** What `f` throws (fails the test when it returns). */
 export function thrown(f: () => unknown): Error {
