@@ -78,6 +78,12 @@ describe('RpcMetrics (a server interceptor) and the metrics service, on a real g
     expect(await countOf(registry, 'grpc_server_handling_seconds', { ...check, grpc_code: 'OK' })).toBe(3);
     expect(await valueOf(registry, 'grpc_server_msg_received_total', check)).toBe(4);
     expect(await valueOf(registry, 'grpc_server_msg_sent_total', check)).toBe(3);
+    // Each call counted handled once, by its own code: grpc-js also tells the interceptor that an answered call ended.
+    const handled = (await registry.getSingleMetric('grpc_server_handled_total')!.get()).values.filter((v) => v.labels.grpc_method === 'Check');
+    expect(handled.map((v) => [v.labels.grpc_code, v.value])).toEqual([
+      ['OK', 3],
+      ['NOT_FOUND', 1],
+    ]);
   });
 
   it('counts a stream the client cancels as CANCELLED, with each message it was sent', async () => {
@@ -336,6 +342,43 @@ describe('StoreMetrics on a real storage engine', () => {
     expect(counts).toBe(2);
   });
 
+  it('serves an engine that tells no caches and no durable log without their series, counts its commits as it tells them, and keeps its last figures when a count fails', async () => {
+    let failing = false;
+    let counts = 0;
+    const source = {
+      commitStats: { flushes: 3, ops: 7, applies: 0, appliedOps: 0 },
+      listSegments: async () => {
+        counts++;
+        if (failing) throw new Error('the engine is closed');
+        return [{ entryCount: '4', bytes: '40' }];
+      },
+    };
+    const registry = newMetricsRegistry();
+    // A clock that stands still: each count takes no time, so each scrape counts afresh.
+    new StoreMetrics(
+      registry,
+      () => source,
+      0,
+      () => 1_000,
+    );
+    const text = await registry.metrics();
+    expect(text).toContain('kvt_segmentstore_entries 4\n');
+    expect(text).not.toMatch(/^kvt_segmentstore_cache_\w+\{/m);
+    // No gauge that would read a constant 0 for an engine without a durable log.
+    expect(registry.getSingleMetric('kvt_segmentstore_durable_log_held_bytes')).toBeUndefined();
+    // Each scrape reads the engine's totals afresh (they are not added up).
+    source.commitStats.flushes = 5;
+    expect(await valueOf(registry, 'kvt_segmentstore_group_commit_flushes_total')).toBe(5);
+    expect(await valueOf(registry, 'kvt_segmentstore_group_commit_flushes_total')).toBe(5);
+    expect(await valueOf(registry, 'kvt_segmentstore_group_commit_writes_total')).toBe(7);
+    // A store stopping cannot count: its scrape still answers, with the last figures.
+    failing = true;
+    const before = counts;
+    expect(await valueOf(registry, 'kvt_segmentstore_entries')).toBe(4);
+    expect(await valueOf(registry, 'kvt_segmentstore_bytes')).toBe(40);
+    expect(counts).toBe(before + 2);
+  });
+
   it('records what a StorageObserver is told (flush sizes and times, log writes, apply lag) from its first report on', async () => {
     const registry = newMetricsRegistry();
     const metrics = new StoreMetrics(registry, () => undefined);
@@ -357,6 +400,25 @@ describe('StoreMetrics on a real storage engine', () => {
 });
 
 describe('FastCounter and FastHistogram (the hot path)', () => {
+  it('count a value equal to a bucket bound in that bucket (le: less than or equal), as prom-client does', async () => {
+    const registry = newMetricsRegistry();
+    const cell = new FastHistogram(registry, 'fast_sizes', 'Sizes.', [], [1, 2, 4]).series();
+    const reference = new Histogram({ name: 'reference_sizes', help: 'Sizes.', buckets: [1, 2, 4], registers: [registry] });
+    for (const v of [0, 1, 2, 2, 3, 4, 5]) {
+      cell.observe(v);
+      reference.observe(v);
+    }
+    const buckets = async (name: string) =>
+      (await registry.getSingleMetric(name)!.get()).values.filter((v) => (v as { metricName?: string }).metricName === `${name}_bucket`).map((v) => [v.labels.le, v.value]);
+    expect(await buckets('fast_sizes')).toEqual([
+      [1, 2],
+      [2, 4],
+      [4, 6],
+      ['+Inf', 7],
+    ]);
+    expect(await buckets('fast_sizes')).toEqual(await buckets('reference_sizes'));
+  });
+
   it('appear in the registry like prom-client metrics: labelled counters, cumulative buckets, +Inf, sum and count', async () => {
     const registry = newMetricsRegistry();
     const counter = new FastCounter(registry, 'x_total', 'What x counts.', ['op']);

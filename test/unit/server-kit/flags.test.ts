@@ -43,6 +43,26 @@ describe('parseOptions', () => {
     expect(() => parse(['--limit', '99'])).toThrow('--limit is 99; the maximum is 10');
   });
 
+  it('refuses an int below its minimum or not written as an integer, naming where it came from', () => {
+    const specs: OptionSpec[] = [{ flag: 'limit', env: 'LIMIT', kind: 'int', min: 1, max: 10, description: '' }];
+    expect(() => parseOptions(specs, ['--limit', '0'], {}, 'T')).toThrow(new UsageError('--limit is 0; the minimum is 1'));
+    expect(() => parseOptions(specs, [], { T_LIMIT: '-3' }, 'T')).toThrow(new UsageError('T_LIMIT is -3; the minimum is 1'));
+    expect(parseOptions(specs, ['--limit', '1'], {}, 'T').options).toEqual({ limit: 1 });
+    for (const bad of ['1.5', 'lots', '0x5', '2e1', ' 3']) expect(() => parseOptions(specs, [`--limit=${bad}`], {}, 'T'), bad).toThrow(new UsageError(`--limit must be an integer; got "${bad}"`));
+  });
+
+  it('lets a flag override the variable of its option, and counts an empty variable as unset', () => {
+    expect(parse(['--family', 'flag', '--limit', '2', '--reverse=false'], { T_FAMILY: 'env', T_LIMIT: '7', T_REVERSE: 'yes' }).options).toEqual({ reverse: false, family: 'flag', limit: 2 });
+    expect(parse([], { T_FAMILY: '', T_LIMIT: '', T_REVERSE: '' }).options).toEqual({ reverse: false });
+  });
+
+  it('refuses a variable set but empty for an option that says so (a token), before any flag is read', () => {
+    const specs: OptionSpec[] = [{ flag: 'admin-token', env: 'ADMIN_TOKEN', kind: 'string', emptyEnvRefused: true, description: '' }];
+    expect(() => parseOptions(specs, ['--admin-token', 'a'], { T_ADMIN_TOKEN: '' }, 'T')).toThrow(new UsageError('T_ADMIN_TOKEN is set but empty; unset it to run without it'));
+    expect(parseOptions(specs, [], {}, 'T').options).toEqual({});
+    expect(parseOptions(specs, [], { T_ADMIN_TOKEN: 'a' }, 'T').options).toEqual({ 'admin-token': 'a' });
+  });
+
   it('reads no variable for an option that has none: only its flag or its default', () => {
     const specs: OptionSpec[] = [
       { flag: 'family', kind: 'string', description: '' },

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import * as grpc from '@grpc/grpc-js';
 import { SERVER_RECEIVE_WINDOW_BYTES } from '../../../proto/load';
 import { bindGrpcServer, newGrpcServer, shutdownGrpcServer } from '../../../server-kit/grpc-server';
+import { healthClient, ProcessHealth } from '../../../server-kit/health';
 
 /** Connects a plain HTTP/2 client and resolves its session once the server's SETTINGS (and window update) arrived. */
 function connect(port: number): Promise<http2.ClientHttp2Session> {
@@ -53,4 +54,28 @@ describe('bindGrpcServer', () => {
       await shutdownGrpcServer(other, 100);
     }
   });
+});
+
+describe('shutdownGrpcServer', () => {
+  it('lets calls in flight run for the grace period, then forces the server down and ends them', async () => {
+    const server = newGrpcServer();
+    const health = new ProcessHealth('kvt.test.Service');
+    health.addTo(server);
+    const port = await bindGrpcServer(server, '127.0.0.1', 0);
+    health.serving();
+    const client = healthClient(`127.0.0.1:${port}`);
+    try {
+      // A Watch runs until the server ends it: it holds a graceful shutdown.
+      const call = client.Watch({ service: '' });
+      call.on('error', () => undefined); // reported by 'status'
+      const ended = new Promise<grpc.StatusObject>((resolve) => call.on('status', resolve));
+      await new Promise((resolve) => call.once('data', resolve));
+      await shutdownGrpcServer(server, 200);
+      // Ended by the server going down (a graceful end would be OK, a Watch never ends on its own).
+      expect((await ended).code).toBe(grpc.status.CANCELLED);
+    } finally {
+      client.close();
+      health.close();
+    }
+  }, 10_000);
 });

@@ -23,12 +23,15 @@ describe('parseServerOptions', () => {
     });
   });
 
-  it('refuses a positional argument, an unknown log level, a certificate without its key and a data token without an admin token', () => {
+  it('refuses a positional argument, an unknown log level, a certificate without its key, a data token without an admin token and a malformed token', () => {
     expect(() => parse(['extra'])).toThrow(new UsageError('unexpected argument "extra" (see --help)'));
     expect(() => parse(['--log-level', 'loud'])).toThrow('--log-level must be one of debug, info, warn, error; got "loud"');
     expect(() => parse(['--tls-cert', 'c.pem'])).toThrow('--tls-cert needs --tls-key');
     expect(() => parse(['--data-token', 'data'])).toThrow('--data-token needs --admin-token');
     expect(() => parse(['--data-token', 'same', '--admin-token', 'same'])).toThrow('--data-token and --admin-token must differ');
+    // A malformed token is named by its length only: the value never reaches an error message.
+    expect(() => parse(['--admin-token', 'two words'])).toThrow(new UsageError('--admin-token must be 1 to 4096 visible ASCII characters (no spaces); got 9 characters'));
+    expect(() => parse(['--admin-token', 'a'], { T_DATA_TOKEN: 'x'.repeat(4097) })).toThrow(new UsageError('--data-token must be 1 to 4096 visible ASCII characters (no spaces); got 4097 characters'));
   });
 
   it('checks nothing else when --help is given', () => {
