@@ -1,6 +1,7 @@
 /** The `kvt` command end to end: real processes, real cluster, output and exit codes. */
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -76,6 +77,15 @@ describe('kvt command (usage)', () => {
     const unknown = await kvt(['scope', 'list', '--colour']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('unknown option --colour');
+  });
+
+  it('prints the commands of a group, and exits 2 when none is given', async () => {
+    const bare = await kvt(['scope']);
+    expect(bare.code).toBe(2);
+    expect(bare.stdout).toMatch(/^Usage: kvt scope <create \| delete \| list> …\n/);
+    expect(bare.stdout).toContain('kvt scope create SCOPE');
+    const help = await kvt(['scope', '--help']);
+    expect([help.code, help.stdout]).toEqual([0, bare.stdout]);
   });
 
   it('exits 1 with one line when the controller port is taken', async () => {
@@ -518,7 +528,28 @@ describe('kvt cluster', () => {
     const ports = await kvt(['cluster', '--data-dir', file.path, '--segment-store-port', '65535', '--segment-stores', '2']);
     expect(ports.code).toBe(2);
     expect(ports.stderr).toBe('kvt cluster: --segment-store-port 65535 with --segment-stores 2 needs ports up to 65536; the maximum is 65535\n');
+    const metrics = await kvt(['cluster', '--data-dir', file.path, '--segment-store-port', '0', '--metrics-port', '65534', '--segment-stores', '2']);
+    expect(metrics).toEqual({ code: 2, stdout: '', stderr: 'kvt cluster: --metrics-port 65534 with --segment-stores 2 needs ports up to 65536; the maximum is 65535\n' });
+    const stray = await kvt(['cluster', 'extra', '--data-dir', file.path, '--controller-port', String(await freePort()), '--segment-store-port', '0']);
+    expect(stray).toEqual({ code: 2, stdout: '', stderr: 'kvt cluster: unexpected argument "extra" (see --help)\n' });
     expect(fs.readdirSync(file.path)).toEqual(['plain']);
+  });
+
+  it('stops every process and exits 1 when one of them dies on its own', async () => {
+    using dir = tempDir();
+    // The store's port is taken: it exits at once, and the cluster with it.
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const storePort = (taken.address() as net.AddressInfo).port;
+    const cluster = spawnKvt(['cluster', '--data-dir', dir.path, '--controller-port', String(await freePort()), '--segment-store-port', String(storePort), '--segment-stores', '1']);
+    try {
+      expect(await cluster.waitForExit()).toBe(1);
+      expect(cluster.stderr.join('')).toContain(`port 127.0.0.1:${storePort} is already in use`);
+      expect(cluster.logs.filter((l) => l.msg === 'controller stopped')).toHaveLength(1);
+    } finally {
+      await cluster.kill();
+      await new Promise((resolve) => taken.close(resolve));
+    }
   });
 
   it('runs a controller and two segment stores, and stops them all on SIGINT', async () => {

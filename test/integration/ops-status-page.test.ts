@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyValueTableFactory, KeyValueTableManager, Serializers } from '../../client';
 import type { ClusterStatus } from '../../controller/ops/cluster-status';
 import { REPO_ROOT, TestCluster } from '../harness/process';
+import { controllerClient } from './controller-helpers';
 
 /** The little of the DOM the functions run in the page use (the tests compile without the DOM's types). */
 interface PageElement {
@@ -143,6 +144,21 @@ describe('the status page in headless Chromium', () => {
     const shot = path.join(OUTPUT_DIR, 'status-page-store-dead.png');
     await page.screenshot({ path: shot, fullPage: true });
     expect(fs.statSync(shot).size).toBeGreaterThan(10_000);
+  });
+
+  it('shows a store id that looks like markup as text, never as markup', async () => {
+    // The controller takes any store id of 1 to 250 characters; the page must not run what one carries.
+    const id = '<img src=x id=injected-by-store-id>';
+    const controller = controllerClient(cluster.controllerAddress);
+    try {
+      await controller.call('RegisterSegmentStore', { storeId: id, address: '127.0.0.1:1' });
+    } finally {
+      controller.close();
+    }
+    const row = page.locator(`[data-store="${id}"]`);
+    await row.waitFor({ timeout: PAGE_WAIT_MS });
+    expect(await row.locator('td').first().innerText()).toBe(id);
+    expect(await page.locator('#injected-by-store-id').count()).toBe(0);
   });
 
   it('loaded nothing but the page and its data from the controller, without a script error', () => {
