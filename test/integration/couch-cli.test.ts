@@ -59,6 +59,28 @@ describe('kvt cluster --couch-port with TLS and tokens', () => {
     });
   }
 
+  /**
+   * A longpoll of the endpoint, resolved once it waits (its first heartbeat came) with the promise of
+   * its answer: the status and the JSON after the heartbeats (wrapped, so as not to be awaited).
+   */
+  function startLongpoll(url: string, authorization: string): Promise<{ answer: Promise<{ status: number; body: unknown }> }> {
+    return new Promise((waiting, reject) => {
+      const req = https.get({ host: '127.0.0.1', port, path: url, ca: fs.readFileSync(certs.caCert), headers: { authorization } }, (res) => {
+        let text = '';
+        const answer = new Promise<{ status: number; body: unknown }>((resolve, fail) => {
+          res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
+          res.on('error', fail);
+          res.on('close', () => (res.complete ? undefined : fail(new Error(`the connection of ${url} ended before its answer`))));
+        });
+        res.setEncoding('utf8').on('data', (c: string) => {
+          if (text === '') waiting({ answer });
+          text += c;
+        });
+      });
+      req.on('error', reject);
+    });
+  }
+
   beforeAll(async () => {
     certs = makeCertificates(path.join(dir.path, 'certs'));
     port = await freePort();
@@ -88,8 +110,10 @@ describe('kvt cluster --couch-port with TLS and tokens', () => {
     expect(((await request('GET', '/notes/_changes', basic)).body as { results: { id: string }[] }).results.map((r) => r.id)).toEqual(['first']);
   });
 
-  it('stops with the cluster', async () => {
+  it('stops with the cluster, answering a longpoll waiting for changes at once', async () => {
+    const longpoll = await startLongpoll('/notes/_changes?feed=longpoll&heartbeat=100&since=now', `Bearer ${DATA}`);
     expect(await cluster.stop()).toBe(0);
+    expect(await longpoll.answer).toEqual({ status: 200, body: { results: [], last_seq: expect.any(String) } });
     expect(cluster.logs.some((r) => r.component === 'couch' && r.msg === 'couch started')).toBe(true);
   });
 });

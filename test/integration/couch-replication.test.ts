@@ -2,11 +2,12 @@
  * The CouchDB endpoint with a real PouchDB (issue 34): `kvt couch` as a process beside a controller
  * and two segment stores, PouchDB 9 on LevelDB replicating through it unmodified — 2,000 documents
  * of 3 edits each into kvt and back out into an empty database, deletions both ways, conflicts made
- * on both sides and settled by a two-way sync, and a live replication that picks up writes made
- * through the TypeScript API.
+ * on both sides and settled by a two-way sync, a live replication that picks up writes made
+ * through the TypeScript API, and tables made or deleted in the scope through the API (not listed
+ * unless their names are database names; a deleted database served as missing, then made again).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DocumentStore, KeyValueTableFactory, Serializers } from '../../client';
+import { DocumentStore, KeyValueTableFactory, KeyValueTableManager, Serializers } from '../../client';
 import type { Pouch } from '../../bench/couch/pouch';
 import { KvtProcess, TestCluster } from '../harness/process';
 import { eventually, expectSameDatabases, PouchDatabases, snapshot, startCouch, statusOf } from './couch-helpers';
@@ -151,4 +152,30 @@ describe('kvt couch with a real PouchDB', () => {
       await factory.close();
     }
   }, 120_000);
+
+  it("lists only the scope's tables that are database names, and serves a database deleted behind its back as missing, then made again", async () => {
+    const call = async (method: string, url: string, body?: unknown): Promise<{ status: number; body: unknown }> => {
+      const r = await fetch(`http://127.0.0.1:${couch.port}${url}`, { method, ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }) });
+      return { status: r.status, body: await r.json() };
+    };
+    const manager = new KeyValueTableManager({ controller: cluster.controllerAddress });
+    try {
+      expect(await manager.createKeyValueTable(SCOPE, 'Not.A.Database', { partitionCount: 1 })).toBe(true);
+      expect(await call('PUT', '/recreated')).toEqual({ status: 201, body: { ok: true } });
+      expect((await call('PUT', '/recreated/first', { v: 1 })).status).toBe(201);
+      const listed = (await call('GET', '/_all_dbs')).body as string[];
+      expect(listed).toContain('recreated');
+      expect(listed).not.toContain('Not.A.Database');
+
+      expect(await manager.deleteKeyValueTable(SCOPE, 'recreated')).toBe(true);
+      expect(await call('GET', '/recreated/first')).toEqual({ status: 404, body: { error: 'not_found', reason: 'Database does not exist: recreated' } });
+      // Made again with another partition count: what the endpoint serves is the new table.
+      expect(await call('PUT', '/recreated?q=2')).toEqual({ status: 201, body: { ok: true } });
+      expect(await call('PUT', '/recreated/first', { v: 2 })).toEqual({ status: 201, body: { ok: true, id: 'first', rev: expect.stringMatching(/^1-/) } });
+      expect(await call('GET', '/recreated')).toEqual({ status: 200, body: expect.objectContaining({ doc_count: 1, doc_del_count: 0, cluster: { q: 2, n: 1, w: 1, r: 1 } }) });
+      expect((await call('GET', '/recreated/first')).body).toEqual({ _id: 'first', _rev: expect.stringMatching(/^1-/), v: 2 });
+    } finally {
+      await manager.close();
+    }
+  }, 60_000);
 });
