@@ -80,6 +80,8 @@ export class SegmentEngine {
   /** The store's clock for expiry, which never goes back (store-clock.ts). */
   private readonly storeClock: StoreClock;
   private closed: Promise<void> = Promise.resolve();
+  /** The family filter's scan of LevelDB, started once open (see family-filter.ts). */
+  private learning: Promise<void> = Promise.resolve();
 
   private constructor(
     readonly location: string,
@@ -143,6 +145,13 @@ export class SegmentEngine {
     }
     engine.stateName = 'open';
     engine.sweeper.start(options.expirySweepIntervalMs ?? 1000);
+    // A scan in the background: until it is done, every write of a family reads its first chunk.
+    engine.learning = engine.families.filter
+      .learn(
+        storage.db,
+        engine.catalog.all().map((seg) => seg.dataPrefix),
+      )
+      .catch(() => undefined);
     return engine;
   }
 
@@ -162,6 +171,15 @@ export class SegmentEngine {
   /** What the chunk cache and the family-directory cache hold and how their lookups went. */
   get cacheStats(): { chunk: CacheStats; directory: CacheStats } {
     return this.families.cacheStats;
+  }
+
+  /**
+   * Resolves once the family filter's scan after opening ended: true when the filter knows every
+   * family (writes of new families skip a read from then on), false when the scan failed or stopped.
+   */
+  async familiesLearnt(): Promise<boolean> {
+    await this.learning;
+    return this.families.filter.ready;
   }
 
   /** Bytes of the durable log held by acknowledged writes not yet applied to LevelDB (0 without a log). */
@@ -208,6 +226,8 @@ export class SegmentEngine {
     if (this.stateName === 'closing' || this.stateName === 'closed') return this.closed;
     this.stateName = 'closing';
     this.closed = (async () => {
+      this.families.filter.stop();
+      await this.learning;
       await this.sweeper.stop();
       await Promise.all(this.catalog.all().map((seg) => seg.stagingTail));
       await this.committer.drain();

@@ -21,6 +21,7 @@ import { ByteLru, type CacheStats } from '../byte-lru';
 import { isSoleChunk } from './chunk-codec';
 import type { KeyOrder } from './chunk-merge';
 import { ChunkWork } from './chunk-work';
+import { FamilyFilter } from './family-filter';
 import { DirectoryLoader } from './directory-loader';
 import { FamilyDirectory } from './family-directory';
 import { ChunkPlan, FamilyStager, rangeBounds } from './family-stager';
@@ -68,6 +69,8 @@ export class FamilyStore {
   private readonly chunks: ByteLru<Buffer>;
   private readonly stager: FamilyStager;
   private readonly loader: DirectoryLoader;
+  /** The families that may exist: a write into one that surely does not skips the read of its first chunk. */
+  readonly filter = new FamilyFilter();
 
   constructor(
     private readonly ctx: StageContext,
@@ -292,9 +295,13 @@ export class FamilyStore {
     let dir = this.cachedDirectory(seg, id, true);
     let head: Buffer | undefined;
     if (!dir) {
-      head = this.knownHead(id) ?? this.loader.read(prefix);
+      // A family that surely never had a write has no first chunk: no read of it (see family-filter.ts).
+      const absent = this.filter.absent(id);
+      head = this.knownHead(id) ?? (absent ? undefined : this.loader.read(prefix));
       dir = this.adopt(seg, prefix, id, head);
     }
+    // A member before anything of it is staged, so that no later write of it skips the read.
+    this.filter.add(id);
     let early: EarlyReads;
     if (dir) {
       const plan = ids ? this.plan(dir, mods, ids) : this.planSorted(dir, mods);

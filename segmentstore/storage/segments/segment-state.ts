@@ -2,6 +2,7 @@
 import type { CommitBatch } from '../log/commit-batch';
 import type { StorageObserver } from '../storage-observer';
 import { encodeSegmentId, segmentDataPrefix, segmentRecordKey, segmentSequenceKey } from '../key-codec';
+import { FAMILY_FILTER_BYTES } from '../chunks/family-filter';
 
 /** The persisted segment record (JSON under the record key). */
 export interface SegmentRecord {
@@ -75,7 +76,7 @@ export const RESTING_OVERHEAD_BYTES = 256 * 1024 * 1024;
 /**
  * The anonymous memory (RSS less mapped files) a segment store holds at rest, at most: its chunk and
  * directory caches, LevelDB's memtable twice (the one filling and the one being written out), its
- * block cache and its open tables' indexes and filters, and {@link RESTING_OVERHEAD_BYTES}. Mapped files come beside it: LevelDB reads its
+ * block cache and its open tables' indexes and filters, the family filter (chunks/family-filter.ts) and {@link RESTING_OVERHEAD_BYTES}. Mapped files come beside it: LevelDB reads its
  * table files through mmap, so RSS also counts the pages of them that reads touched (the kernel's page
  * cache, given back under memory pressure).
  */
@@ -83,7 +84,7 @@ export function restingMemoryBound(o: { chunkCacheBytes?: number; directoryCache
   const chunks = o.chunkCacheBytes ?? DEFAULT_CHUNK_CACHE_BYTES;
   const directories = o.directoryCacheBytes ?? DEFAULT_DIRECTORY_CACHE_BYTES;
   const memtables = 2 * (o.writeBufferBytes ?? DEFAULT_WRITE_BUFFER_BYTES);
-  return chunks + directories + memtables + LEVELDB_BLOCK_CACHE_BYTES + LEVELDB_OPEN_TABLES_BYTES + RESTING_OVERHEAD_BYTES;
+  return chunks + directories + memtables + LEVELDB_BLOCK_CACHE_BYTES + LEVELDB_OPEN_TABLES_BYTES + FAMILY_FILTER_BYTES + RESTING_OVERHEAD_BYTES;
 }
 
 /** Options of {@link SegmentEngine.open}. */
