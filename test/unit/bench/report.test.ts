@@ -4,7 +4,7 @@ import { keyName, seededRandom, uniformChooser, ValueSource, zipfianChooser } fr
 import { BenchRun, CaseResult, PeerMeasurement } from '../../../bench/core/result';
 import { profileSelf } from '../../../bench/profile-missed';
 import { prefixEnd } from '../../../bench/peers/etcd-grpc-peer';
-import { TARGETS, allRatios, caseRatios, evaluateTargets, ratio, verdictFor } from '../../../bench/report/analysis';
+import { PRAVEGA_LABEL, TARGETS, allRatios, caseRatios, evaluateTargets, ratio, verdictFor } from '../../../bench/report/analysis';
 import { renderMarkdown } from '../../../bench/report/markdown';
 import { formatHot, hotFunctions, monotonicMicros, profilePid } from '../../../bench/report/profile-summary';
 import { escapeXml, logDomain, renderSvg } from '../../../bench/report/svg';
@@ -76,6 +76,23 @@ describe('bench ratios', () => {
   it('adds a W6 latency row and a W1 CPU row to the throughput rows', () => {
     const rows = allRatios(fullRun);
     expect(rows.map((r) => `${r.caseId}:${r.metric}`)).toEqual(['W1-64:unitsPerSec', 'W2-uni:unitsPerSec', 'W6:p99Ms', 'W1-64:cpuPerOp']);
+    // W6's row holds kvt's p99 against etcd's lower one (etcd3's 40 ms, not etcd-grpc's 50 ms).
+    expect(rows[2]).toMatchObject({ better: 'lower', etcd: 40, kvtOverEtcd: 0.75 });
+  });
+
+  it('passes over an etcd figure of zero (a meter that read nothing) instead of taking it as the best', () => {
+    const w1 = c('W1-64', { kvt: m(20_000, 5, 0.00005), etcd3: m(4_000, 30, 0), 'etcd-grpc': m(5_000, 20, 0.0001) });
+    const r = caseRatios(w1, 'cpuPerOp', 'lower');
+    expect(r.etcd).toBe(0.0001);
+    expect(r.kvtOverEtcd).toBeCloseTo(0.5);
+  });
+
+  it('divides kvt by Pravega for a Pravega target and by Cassandra for a Cassandra one', () => {
+    const w1 = c('W1-64', { kvt: m(20_000), etcd3: m(4_000), pravega: m(8_000), cassandra: m(2_000) });
+    const byId = Object.fromEntries(evaluateTargets(runOf([w1])).map((r) => [r.target.id, r]));
+    expect(byId['W1-ratio']).toMatchObject({ actual: 5, met: true });
+    expect(byId['W1-64-pravega']).toMatchObject({ actual: 2.5, met: false, verdict: 'missed by 17%: 2.50×, target ≥ 3.00× (needs 1.20× more)' });
+    expect(byId['W1-64-cassandra']).toMatchObject({ actual: 10, met: true, verdict: 'met: 10.0× ≥ 4.00×' });
   });
 });
 
@@ -89,6 +106,10 @@ describe('bench targets', () => {
 
   it('says by how much a ≥ target was missed', () => {
     expect(verdictFor(atLeast4, 2)).toEqual({ met: false, verdict: 'missed by 50%: 2.00×, target ≥ 4.00× (needs 2.00× more)' });
+  });
+
+  it('says a ≤ target reached exactly is met', () => {
+    expect(verdictFor(atMostHalf, 0.5)).toEqual({ met: true, verdict: 'met: 0.50× ≤ 0.50×' });
   });
 
   it('says by how much a ≤ target was exceeded', () => {
@@ -119,6 +140,28 @@ describe('bench targets', () => {
     expect(byId['W1-abs']).toMatchObject({ met: true, verdict: 'met: 20,000 ≥ 15,000' });
   });
 
+  it('does not judge W6 on a kvt that recorded no latencies (its p99 reads 0 ms)', () => {
+    const silent = { ...m(0), latency: { count: 0, p50Ms: 0, p99Ms: 0, p999Ms: 0, maxMs: 0, meanMs: 0 } };
+    const w6 = evaluateTargets(runOf([c('W6', { kvt: silent, etcd3: m(2_000, 40) })])).find((r) => r.target.id === 'W6')!;
+    expect(w6).toMatchObject({ actual: null, met: null, verdict: 'not measured: no kvt figure' });
+  });
+
+  it('voids a target against Pravega or Cassandra on that peer’s failures, not on etcd’s', () => {
+    const w1 = c('W1-64', { kvt: m(20_000), etcd3: { ...m(4_000), errors: 1 }, pravega: { ...m(5_000), errors: 3, firstError: 'timeout' }, cassandra: m(2_000) });
+    const byId = Object.fromEntries(evaluateTargets(runOf([w1])).map((r) => [r.target.id, r]));
+    expect(byId['W1-64-pravega']).toMatchObject({ met: null, verdict: 'not counted: pravega failed 3 operations (timeout); without them met: 4.00× ≥ 3.00×' });
+    expect(byId['W1-64-cassandra']).toMatchObject({ met: true, verdict: 'met: 10.0× ≥ 4.00×' });
+  });
+
+  it('judges W7 against kvt’s own W1, and not when kvt failed operations in W1', () => {
+    const w7 = c('W7', { kvt: m(16_000), etcd3: m(4_000) });
+    const w1 = c('W1-64', { kvt: m(20_000), etcd3: m(5_000) });
+    const self = (run: BenchRun) => evaluateTargets(run).find((r) => r.target.id === 'W7-self')!;
+    expect(self(runOf([w1, w7]))).toMatchObject({ actual: 0.8, met: true, verdict: 'met: 80% ≥ 80%' });
+    const failedW1 = c('W1-64', { kvt: { ...m(20_000), errors: 2 }, etcd3: m(5_000) });
+    expect(self(runOf([failedW1, w7]))).toMatchObject({ actual: 0.8, met: null, verdict: 'not counted: kvt failed 2 operations; without them met: 80% ≥ 80%' });
+  });
+
   it('names a missing kvt as the reason a target is unmeasured', () => {
     const run = runOf([c('W4', { kvt: { missing: 'dist/client/index.js not found' }, etcd3: m(100) })]);
     const w4 = evaluateTargets(run).find((r) => r.target.id === 'W4')!;
@@ -135,6 +178,24 @@ describe('bench report rendering', () => {
     expect(md).toContain('| W1-64 | throughput (higher is better) | 4.00× | 0.50× |');
     expect(md).toContain('- a note');
     expect(md).toContain('![ratios of kvt to etcd and to raw LevelDB](report.svg)');
+  });
+
+  it('marks each target met, missed or unmeasured in the markdown and the terminal table', () => {
+    const targets = evaluateTargets(fullRun);
+    const md = renderMarkdown(fullRun, targets);
+    expect(md).toContain('| ✅ | W1 puts/s ≥ 4× etcd at 64 callers | met: 4.00× ≥ 4.00× |');
+    expect(md).toContain('| ⚪ | W3 successful RMW/s ≥ 3× etcd | not measured: case W3 was not run |');
+    const table = renderTable(fullRun, targets);
+    expect(table).toContain('  ✓ W1 puts/s ≥ 4× etcd at 64 callers: met: 4.00× ≥ 4.00×');
+    expect(table).toContain('  ✗ W6 p99 ≤ 0.5× etcd p99 at the same rate: missed: 0.75×, target ≤ 0.50× (1.50× over)');
+    expect(table).toContain('  ? W3 successful RMW/s ≥ 3× etcd: not measured: case W3 was not run');
+  });
+
+  it('puts kvt over Pravega and over Cassandra in their own ratio columns', () => {
+    const run = runOf([c('W1-64', { kvt: m(20_000), etcd3: m(4_000), 'etcd-grpc': m(5_000), raw: m(40_000), pravega: m(8_000), cassandra: m(2_000) })]);
+    const md = renderMarkdown(run, evaluateTargets(run));
+    expect(md).toContain(`| case | metric | kvt / etcd | kvt / raw | kvt / ${PRAVEGA_LABEL} | kvt / Cassandra |`);
+    expect(md).toContain('| W1-64 | throughput (higher is better) | 4.00× | 0.50× | 2.50× | 10.0× |');
   });
 
   it('shows a missing peer as missing in the markdown and the terminal table', () => {

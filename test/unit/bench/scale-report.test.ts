@@ -39,6 +39,27 @@ describe('scale report', () => {
     expect(renderScaleMarkdown(runOf([step(250_000, 30_000)]), 536)).toContain('| 30,000 | — / — | 15,000 |');
   });
 
+  it('states every target of issue 37 on the last step of three, and memory over every step', () => {
+    const first = { ...step(100_000, 30_000), memory: [{ rssMb: 700, anonMb: 600, fileMb: 100 }] };
+    const last = { ...step(300_000, 27_000), w9UniformGetsPerSec: 11_000 };
+    expect(scaleVerdicts(runOf([first, step(200_000, 10_000), last]), 536)).toEqual([
+      'W7 / W1 (new families / family-less puts), the last step: 91% ≥ 80%: met',
+      'W9 uniform / W2 (family gets / family-less gets), the last step: 73% < 80%: missed',
+      'W7 of the last step / the first: 100% ≥ 80%: met',
+      'W9 uniform of the last step / the first: 79% < 80%: missed',
+      'W9 zipfian of the last step / the first: 90% ≥ 80%: met',
+      "largest anonymous RSS of a store at rest 600 MiB, bound 536 MiB: missed (file pages, LevelDB's tables mapped for reading, up to 150 MiB beside it)",
+    ]);
+  });
+
+  it('meets a share of exactly 80% and a memory exactly at the bound', () => {
+    const last = { ...step(500_000, 24_000), w7PutsPerSec: 17_600, memory: [{ rssMb: 700, anonMb: 536, fileMb: 164 }] };
+    const verdicts = scaleVerdicts(runOf([step(250_000, 30_000), last]), 536);
+    expect(verdicts).toContain('W7 / W1 (new families / family-less puts), the last step: 80% ≥ 80%: met');
+    expect(verdicts).toContain('W9 zipfian of the last step / the first: 80% ≥ 80%: met');
+    expect(verdicts).toContain("largest anonymous RSS of a store at rest 536 MiB, bound 536 MiB: met (file pages, LevelDB's tables mapped for reading, up to 164 MiB beside it)");
+  });
+
   it('judges the last step against the first', () => {
     const verdicts = scaleVerdicts(runOf([step(250_000, 30_000), step(500_000, 21_000)]), 536);
     expect(verdicts).toContain('W9 zipfian of the last step / the first: 70% < 80%: missed');
