@@ -65,6 +65,29 @@ describe('UpdateEncoder', () => {
     expect([...expiring.finish().bytes]).toEqual([0x12, 15, 0x12, 1, 0x66, 0x1a, 1, 0x6b, 0x22, 1, 0x76, 0x32, 4, 0x35, 0x30, 0x30, 0x30]);
   });
 
+  it('sizes a REMOVE_RANGE whose bounds push its length past 127 and 16383 (a longer length prefix), as the objects encode', () => {
+    for (const boundLength of [0, 38, 39, 40, 60, 5_456, 5_457, 5_460]) {
+      const bound = Buffer.alloc(boundLength, 0x62);
+      const encoder = new UpdateEncoder('f', 2);
+      encoder.addRange(bound, bound, bound);
+      encoder.add(MODIFICATION_TYPES.PUT, Buffer.from('k'), Buffer.from('v'), undefined, NO_TTL);
+      const objects = [
+        { ...wireModification('REMOVE_RANGE', 'f', EMPTY, EMPTY, undefined, NO_TTL), rangeFrom: bound, rangeTo: bound, rangePrefix: bound },
+        wireModification('PUT', 'f', Buffer.from('k'), Buffer.from('v'), undefined, NO_TTL),
+      ];
+      const ours = encodeExecuteRequest({ requests: [{ update: { segmentId: '42', modifications: encoder.finish() } }] });
+      const theirs = encodeExecuteRequest({ requests: [{ update: { segmentId: '42', modifications: objects } }] } as ExecuteRequest);
+      expect(ours.equals(theirs), String(boundLength)).toBe(true);
+    }
+  });
+
+  it('hands out as many types as modifications were added when fewer than its capacity were', () => {
+    const encoder = new UpdateEncoder('f', 5);
+    encoder.add(MODIFICATION_TYPES.REMOVE, Buffer.from('a'), EMPTY, undefined, NO_TTL);
+    encoder.add(MODIFICATION_TYPES.INSERT, Buffer.from('b'), Buffer.from('v'), undefined, NO_TTL);
+    expect([...encoder.finish().types]).toEqual([MODIFICATION_TYPES.REMOVE, MODIFICATION_TYPES.INSERT]);
+  });
+
   it('tracks the key + value bytes', () => {
     const put = new UpdateEncoder('f', 2);
     put.add(MODIFICATION_TYPES.PUT, Buffer.from('ab'), Buffer.from('xyz'), Version.NO_VERSION, '0');

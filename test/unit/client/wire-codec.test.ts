@@ -1,13 +1,43 @@
 import { describe, expect, it } from 'vitest';
-import { ClientExecuteStreamRequest, encodeExecuteRequest, encodeExecuteStreamRequest } from '../../../client/internal/wire-codec';
+import * as protobuf from 'protobufjs';
+import { ClientExecuteStreamRequest, ClientSubRequest, encodeExecuteRequest, encodeExecuteStreamRequest, getKeyBytes, subRequestBytes } from '../../../client/internal/wire-codec';
 import { ClientExecuteResponse, decodeExecuteResponse, decodeExecuteStreamResponse, decodeIteratePage, PageItemBuilder } from '../../../client/internal/wire-decoder';
 import { kvtPackage } from '../../../proto/load';
 import type { Entry, ExecuteRequest, IterateResponse } from '../../../proto/messages';
 import { UpdateEncoder } from '../../../client/internal/update-encoder';
 import { MODIFICATION_TYPES } from '../../../proto/enums';
-import { bytes, randomMessage, rng } from '../../harness/random-messages';
+import { bytes, messageType, randomMessage, rng } from '../../harness/random-messages';
 
 const service = kvtPackage().SegmentStore.service;
+
+/** Unknown fields 15 (fixed64), 14 (fixed32), 13 (a 10-byte varint), 12 (bytes); fixed payloads of 0x08 read as tags if mis-skipped. */
+const UNKNOWN = Buffer.from(
+  protobuf.Writer.create()
+    .uint32((15 << 3) | 1)
+    .fixed64(0x0808080808080808)
+    .uint32((14 << 3) | 5)
+    .fixed32(0x08080808)
+    .uint32((13 << 3) | 0)
+    .int32(-2)
+    .uint32((12 << 3) | 2)
+    .bytes(Buffer.from([0x08, 0x09]))
+    .finish(),
+);
+
+/** Length-delimited field `n` holding `payload`. */
+const field = (n: number, payload: Buffer): Buffer =>
+  Buffer.concat([
+    Buffer.from(
+      protobuf.Writer.create()
+        .uint32((n << 3) | 2)
+        .uint32(payload.length)
+        .finish(),
+    ),
+    payload,
+  ]);
+
+/** `kvt.v1.<type>` encoded by protobufjs from the loaded .proto. */
+const encode = (type: string, message: Record<string, unknown>): Buffer => Buffer.from(messageType(type).encode(message).finish());
 
 /** Rebuilds the loader's Entry from the ranges decodeIteratePage hands out. */
 const asEntry: PageItemBuilder<Entry> = (b, ks, ke, vs, ve, sequence) => ({ found: true, key: Buffer.from(b.subarray(ks, ke)), value: Buffer.from(b.subarray(vs, ve)), sequence });
@@ -89,7 +119,7 @@ describe('client wire codecs', () => {
   });
 
   it('decodes sequences that are not canonical decimals of up to 15 digits exactly like the loader', () => {
-    const sequences = ['0', '7', '007', '0x1', '12a', '-1', '+5', '1e3', ' 1', '１２', '999999999999999', '1000000000000000', '18446744073709551615', '', 'é'];
+    const sequences = ['0', '7', '007', '0x1', '12a', '-1', '+5', '1e3', ' 1', '１２', '999999999999999', '1000000000000000', '9007199254740993', '9999999999999999', '18446744073709551615', '', 'é'];
     const wire = service.Execute.responseSerialize({ responses: [{ update: { sequences } }, ...sequences.map((firstSequence) => ({ update: { firstSequence } }))] });
     expect(decodeExecuteResponse(wire)).toStrictEqual(service.Execute.responseDeserialize(wire));
     const entries = sequences.map((sequence) => ({ found: true, key: Buffer.from('k'), value: Buffer.alloc(0), sequence }));
@@ -139,5 +169,73 @@ describe('client wire codecs', () => {
     const strings = ['7', '18446744073709551615', 'bf-3-12', 'x'.repeat(32), 'x'.repeat(33), 'é-ü', '𝄞x', '１２', 'y'.repeat(300)];
     const req = { requests: strings.map((segmentId, i) => ({ get: { segmentId, keys: strings.map((family) => ({ family, key: Buffer.from([i]) })) } })) };
     expect(encodeExecuteRequest(req).equals(service.Execute.requestSerialize(req))).toBe(true);
+  });
+
+  it('skips unknown fields of every wire type at every level of a response, exactly like the loader', () => {
+    const entry = (key: string, value: string, sequence: string): Buffer =>
+      Buffer.concat([UNKNOWN, encode('Entry', { found: true, key: Buffer.from(key), value: Buffer.from(value), sequence }), UNKNOWN]);
+    const page = Buffer.concat([UNKNOWN, field(1, entry('a', '1', '5')), UNKNOWN, field(1, entry('bb', '', '6')), Buffer.from([0x10, 0x01]), UNKNOWN]);
+    expect(decodeIteratePage(page, asEntry)).toStrictEqual(loaderPage(page));
+    const update = Buffer.concat([UNKNOWN, field(1, Buffer.from('3')), UNKNOWN, field(2, Buffer.from('4')), UNKNOWN]);
+    const error = Buffer.concat([UNKNOWN, encode('Error', { code: 'NO_SUCH_KEY', message: 'm', index: 3, segmentId: '7' }), UNKNOWN]);
+    const sub = (member: number, payload: Buffer): Buffer => field(1, Buffer.concat([UNKNOWN, field(member, payload), UNKNOWN]));
+    const response = Buffer.concat([UNKNOWN, sub(1, update), sub(2, Buffer.concat([UNKNOWN, field(1, entry('k', 'v', '9')), UNKNOWN])), sub(3, error), sub(4, page), UNKNOWN]);
+    expect(withPagesDecoded(decodeExecuteResponse(response))).toStrictEqual(service.Execute.responseDeserialize(response));
+    const stream = Buffer.concat([UNKNOWN, Buffer.from([0x08, 0x07]), UNKNOWN, field(2, response), UNKNOWN, field(3, error), field(4, page), UNKNOWN]);
+    const ours = decodeExecuteStreamResponse(stream);
+    expect({ ...ours, response: ours.response && withPagesDecoded(ours.response), iterate: ours.iterate && service.Iterate.responseDeserialize(ours.iterate) }).toStrictEqual(
+      service.ExecuteStream.responseDeserialize(stream),
+    );
+    // An unknown fixed64 or fixed32 field running past the end of the message, or of the entry it is in.
+    for (const cut of [Buffer.from([0x79, 1, 2, 3, 4, 5, 6, 7]), Buffer.from([0x75, 1, 2, 3])]) {
+      expect(() => decodeIteratePage(Buffer.concat([page, cut]), asEntry)).toThrow('truncated field');
+      expect(() => decodeExecuteResponse(Buffer.concat([response, cut]))).toThrow('truncated field');
+      expect(() => decodeExecuteStreamResponse(Buffer.concat([stream, cut]))).toThrow('truncated field');
+      expect(() => decodeIteratePage(field(1, Buffer.concat([encode('Entry', { key: Buffer.from('k') }), cut])), asEntry)).toThrow('truncated field');
+    }
+    // Fields 3 and 4 are unknown in an ExecuteResponse: they are not the stream message's error and page.
+    const nested = Buffer.concat([Buffer.from([0x08, 0x07]), field(2, Buffer.concat([response, field(3, error), field(4, page)]))]);
+    expect(decodeExecuteStreamResponse(nested)).toMatchObject({ id: 7, error: null, iterate: null });
+    expect(service.ExecuteStream.responseDeserialize(nested)).toMatchObject({ id: 7, error: null, iterate: null });
+  });
+
+  it('names the member of a SubResponse as the loader does when several are on the wire: the highest field number', () => {
+    const update = field(1, field(2, Buffer.from('4')));
+    const error = field(3, encode('Error', { code: 'NO_SUCH_KEY' }));
+    const get = field(2, Buffer.alloc(0));
+    for (const members of [
+      [update, error],
+      [error, update],
+      [get, update],
+      [update, get, error],
+    ]) {
+      const wire = field(1, Buffer.concat(members));
+      expect(decodeExecuteResponse(wire)).toStrictEqual(service.Execute.responseDeserialize(wire));
+    }
+  });
+
+  it('counts in subRequestBytes and getKeyBytes exactly the bytes a sub-request and a get key take, at the 1-, 2- and 3-byte length boundaries', () => {
+    const lengths = [0, 1, 126, 127, 128, 16_382, 16_383, 16_384];
+    for (const familyLength of [0, 1, 127, 128]) {
+      const family = 'f'.repeat(familyLength);
+      for (const keyLength of lengths) {
+        const key = Buffer.alloc(keyLength, 0x6b);
+        const one: ClientSubRequest = { get: { segmentId: '3', keys: [{ family, key }] } };
+        const two: ClientSubRequest = {
+          get: {
+            segmentId: '3',
+            keys: [
+              { family, key },
+              { family, key },
+            ],
+          },
+        };
+        const label = `family ${familyLength}, key ${keyLength}`;
+        expect(subRequestBytes(one), label).toBe(encodeExecuteRequest({ requests: [one] }).length);
+        // A key's field in a GetRequest: tag, length and the KeyRef, default values left out.
+        expect(getKeyBytes(familyLength, keyLength), label).toBe(field(2, encode('KeyRef', { family: family || undefined, key: keyLength ? key : undefined })).length);
+        expect(subRequestBytes(two), label).toBe(encodeExecuteRequest({ requests: [two] }).length);
+      }
+    }
   });
 });

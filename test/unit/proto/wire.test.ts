@@ -103,3 +103,88 @@ describe('Reader', () => {
     expect(() => v.varint()).toThrow('truncated varint');
   });
 });
+
+describe('Reader.varint', () => {
+  it('reads back every varint protobufjs writes as its low 32 bits, signed (what protobufjs reads as an int32)', () => {
+    const values = [0, 1, 127, 128, 16_383, 16_384, 2 ** 21, 2 ** 28, 2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1, 2 ** 32, 2 ** 35 + 300, 2 ** 40, Number.MAX_SAFE_INTEGER, -1, -300, -(2 ** 31)];
+    for (const n of values) {
+      const w = protobuf.Writer.create();
+      const wire = Buffer.from((n < 0 ? w.int32(n) : n <= 0xffffffff ? w.uint32(n) : w.uint64(n)).finish());
+      const r = new Reader(wire, 0, wire.length);
+      expect(r.varint(), String(n)).toBe(Number(BigInt.asIntN(32, BigInt(n))));
+      expect(r.more(), String(n)).toBe(false);
+    }
+  });
+
+  it('refuses a varint of more than 10 bytes', () => {
+    const eleven = Buffer.from([...Array<number>(10).fill(0x80), 0x01]);
+    expect(() => new Reader(eleven, 0, eleven.length).varint()).toThrow('varint too long');
+    const ten = Buffer.from([...Array<number>(9).fill(0x80), 0x01]);
+    expect(new Reader(ten, 0, ten.length).varint()).toBe(0);
+  });
+});
+
+describe('Reader length prefixes', () => {
+  it('reads a length of 2^31 or more as unsigned, and refuses it as running past the message', () => {
+    for (const len of [2 ** 31, 2 ** 32 - 1]) {
+      const prefix = Buffer.from(protobuf.Writer.create().uint32(len).finish());
+      const wire = Buffer.concat([prefix, Buffer.from('abc')]);
+      for (const read of [(r: Reader) => r.bytes(), (r: Reader) => r.string(), (r: Reader) => r.sub()]) {
+        expect(() => read(new Reader(wire, 0, wire.length)), String(len)).toThrow('truncated field');
+      }
+    }
+  });
+
+  it('reads fields whose length prefix takes 1, 2 and 3 bytes (lengths 127, 128, 16383, 16384)', () => {
+    for (const len of [0, 127, 128, 16_383, 16_384]) {
+      const payload = Buffer.alloc(len, 0x61);
+      const wire = Buffer.from(protobuf.Writer.create().bytes(payload).uint32(7).finish());
+      const r = new Reader(wire, 0, wire.length);
+      expect(r.bytes().equals(payload), String(len)).toBe(true);
+      expect(r.varint(), String(len)).toBe(7);
+    }
+  });
+});
+
+describe('Reader.skip', () => {
+  /** Unknown fields of each wire type (fixed64 = 15, fixed32 = 14, a 10-byte varint = 13, bytes = 12), then field 1: varint 42. */
+  const unknownThenKnown = Buffer.from(
+    protobuf.Writer.create()
+      .uint32((15 << 3) | 1)
+      .fixed64(0x0808080808080808)
+      .uint32((14 << 3) | 5)
+      .fixed32(0x08080808)
+      .uint32((13 << 3) | 0)
+      .int32(-2)
+      .uint32((12 << 3) | 2)
+      .bytes(Buffer.from([0x08, 0x09]))
+      .uint32((1 << 3) | 0)
+      .uint32(42)
+      .finish(),
+  );
+
+  it('skips unknown fields of every wire type by their own width', () => {
+    const r = new Reader(unknownThenKnown, 0, unknownThenKnown.length);
+    const seen: number[] = [];
+    while (r.more()) {
+      const tag = r.varint();
+      if (tag >>> 3 === 1) seen.push(r.varint());
+      else r.skip(tag & 7);
+    }
+    expect(seen).toEqual([42]);
+  });
+
+  it('refuses a fixed64 or fixed32 field running past the message, and wire types it does not read', () => {
+    for (const [wireType, have] of [
+      [1, 7],
+      [5, 3],
+    ]) {
+      const wire = Buffer.alloc(have + 2, 0x08);
+      const r = new Reader(wire, 0, have);
+      expect(() => r.skip(wireType), String(wireType)).toThrow('truncated field');
+    }
+    for (const wireType of [3, 4, 6, 7]) {
+      expect(() => new Reader(unknownThenKnown, 0, unknownThenKnown.length).skip(wireType)).toThrow(`unsupported wire type ${wireType}`);
+    }
+  });
+});
