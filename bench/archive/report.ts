@@ -50,8 +50,17 @@ const pct = (n: number): string => `${n.toFixed(2)}%`;
 const ms = (n: number): string => `${n.toFixed(2)} ms`;
 const mb = (n: number): string => `${(n / 1e6).toFixed(2)} MB`;
 
-/** The Markdown report (also written to bench/archive/report.md, with the chart beside it). */
+/** The Markdown report, written to bench/archive/report.md with the chart beside it; returns it. */
 export function writeArchiveReport(r: ArchiveBenchResult): string {
+  const md = renderArchiveReport(r);
+  const dir = path.join(repoRoot(), 'bench', 'archive');
+  fs.writeFileSync(path.join(dir, 'report.md'), md + '\n![stored size as % of raw](report.svg)\n');
+  fs.writeFileSync(path.join(dir, 'report.svg'), chart(r));
+  return md;
+}
+
+/** The Markdown report of a run: each store's size and read latencies, and their ratios to the hot table's. */
+export function renderArchiveReport(r: ArchiveBenchResult): string {
   const hot = r.hotReads.p99Ms;
   const lines = [
     `# Archive tier (${r.at.slice(0, 16).replace('T', ' ')} UTC)`,
@@ -93,11 +102,7 @@ export function writeArchiveReport(r: ArchiveBenchResult): string {
     for (const s of r.sweep)
       lines.push(`| ${s.blockRevisions} | ${s.blockBytes / 1024 / 1024} | ${s.quality} | ${pct(s.percentOfRaw)} | ${s.compressMBps.toFixed(0)} | ${s.decompressMBps.toFixed(0)} |`);
   }
-  const md = lines.join('\n') + '\n';
-  const dir = path.join(repoRoot(), 'bench', 'archive');
-  fs.writeFileSync(path.join(dir, 'report.md'), md + '\n![stored size as % of raw](report.svg)\n');
-  fs.writeFileSync(path.join(dir, 'report.svg'), chart(r));
-  return md;
+  return lines.join('\n') + '\n';
 }
 
 /** Horizontal bars: stored size as % of raw, per store and the peer. */

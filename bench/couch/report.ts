@@ -34,8 +34,15 @@ export interface CouchBenchResult {
 
 const rate = (f: ReplicationFigures): string => Math.round(f.perSecond).toLocaleString('en-US');
 
-/** The Markdown report (also written to bench/couch/report.md). */
+/** The Markdown report, written to bench/couch/report.md; returns it. */
 export function writeCouchReport(r: CouchBenchResult): string {
+  const text = renderCouchReport(r);
+  fs.writeFileSync(path.join(repoRoot(), 'bench', 'couch', 'report.md'), text);
+  return text;
+}
+
+/** The Markdown report of a run: each replication's rate and its ratio to PouchDB → PouchDB. */
+export function renderCouchReport(r: CouchBenchResult): string {
   const ratio = (f: ReplicationFigures): string => `${(f.perSecond / r.pouchToPouch.perSecond).toFixed(2)}×`;
   const lines = [
     `# CouchDB endpoint: replication with PouchDB (${r.at.slice(0, 16).replace('T', ' ')} UTC, ${r.scale.name} scale)`,
@@ -51,7 +58,5 @@ export function writeCouchReport(r: CouchBenchResult): string {
     `| PouchDB → PouchDB (reference, in process) | ${rate(r.pouchToPouch)} | ${r.pouchToPouch.seconds.toFixed(1)} | 1.00× |`,
     '',
   ];
-  const text = lines.join('\n');
-  fs.writeFileSync(path.join(repoRoot(), 'bench', 'couch', 'report.md'), text);
-  return text;
+  return lines.join('\n');
 }

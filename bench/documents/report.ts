@@ -1,6 +1,6 @@
 /**
  * The document benchmark's report: figures and ratios (kvt ÷ PouchDB; the target is ≥ 2× on each)
- * as Markdown, written to bench/documents/report.md.
+ * as Markdown ({@link renderDocumentsReport}), written to bench/documents/report.md.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -46,8 +46,15 @@ export interface DocumentsBenchResult {
 const rate = (p: PhaseFigures): string => Math.round(p.perSecond).toLocaleString('en-US');
 const lat = (p: PhaseFigures): string => `${p.latency.p50Ms.toFixed(2)} / ${p.latency.p99Ms.toFixed(2)} ms`;
 
-/** The Markdown report (also written to bench/documents/report.md). */
+/** The Markdown report, written to bench/documents/report.md; returns it. */
 export function writeDocumentsReport(r: DocumentsBenchResult): string {
+  const text = renderDocumentsReport(r);
+  fs.writeFileSync(path.join(repoRoot(), 'bench', 'documents', 'report.md'), text);
+  return text;
+}
+
+/** The Markdown report of a run: its figures and each kvt ÷ PouchDB ratio. */
+export function renderDocumentsReport(r: DocumentsBenchResult): string {
   const rows: [string, 'replication' | 'updates' | 'reads' | 'changes', string][] = [
     [`replication writes (newEdits: false, batches of 100, 4 in flight)`, 'replication', 'documents/s'],
     ['interactive updates of distinct documents, 64 callers', 'updates', 'updates/s'],
@@ -74,7 +81,5 @@ export function writeDocumentsReport(r: DocumentsBenchResult): string {
     }),
     '',
   ];
-  const text = lines.join('\n');
-  fs.writeFileSync(path.join(repoRoot(), 'bench', 'documents', 'report.md'), text);
-  return text;
+  return lines.join('\n');
 }

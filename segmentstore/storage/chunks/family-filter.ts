@@ -12,7 +12,7 @@
  * a member; a family that never had a write is absent but for the filter's false positives (which
  * only cost the get it would have made anyway). Removed families stay members: removals never make
  * a write skip a read it needs. The filter's size is fixed, so its false positives grow with the
- * families a store holds (~0.1% at 1,000,000, ~2% at 2,000,000, a get for almost every new family
+ * families a store holds (~0.05% at 1,000,000, ~2% at 2,000,000, a get for almost every new family
  * past ~10,000,000); it never answers wrongly.
  */
 import type { ClassicLevel } from 'classic-level';
