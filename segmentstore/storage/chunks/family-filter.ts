@@ -25,7 +25,7 @@ export const FAMILY_FILTER_BYTES = FILTER_BITS / 8;
 const HASHES = 7;
 /** Keys read per step of the scan. */
 const SCAN_BATCH = 256;
-/** `F` (0x46), the byte after the segment id of a family chunk key (key-codec.ts), and the one after it. */
+/** `F` (0x46), the byte after the segment id in a family chunk's key (key-codec.ts). */
 const DATA_FAMILY = 0x46;
 
 /** Bloom filter of the family prefixes (latin1 ids, key-codec.ts's familyPrefix) of one engine. */
@@ -54,17 +54,8 @@ export class FamilyFilter {
 
   /** Makes `id` a member (before a write of the family is staged). */
   add(id: string): void {
-    this.set(hash1(id), hash2(id));
-  }
-
-  /** Makes the family whose prefix is `prefix` (its id's bytes) a member. */
-  private addPrefix(prefix: Buffer): void {
-    this.set(bytesHash1(prefix), bytesHash2(prefix));
-  }
-
-  private set(first: number, second: number): void {
-    let h1 = first;
-    const h2 = second | 1;
+    let h1 = hash1(id);
+    const h2 = hash2(id) | 1;
     for (let i = 0; i < HASHES; i++) {
       const bit = h1 & (FILTER_BITS - 1);
       this.words[bit >>> 5] |= 1 << (bit & 31);
@@ -88,7 +79,7 @@ export class FamilyFilter {
           const batch = await keys.nextv(SCAN_BATCH);
           if (batch.length === 0) break;
           // A family's first chunk is stored under the family's prefix itself: d | segment | F | length | family.
-          for (const key of batch) if (key.length === 12 + key.readUInt16BE(10)) this.addPrefix(key);
+          for (const key of batch) if (key.length === 12 + key.readUInt16BE(10)) this.add(key.toString('latin1'));
         }
       } finally {
         await keys.close();
@@ -102,8 +93,6 @@ export class FamilyFilter {
     this.stopped = true;
   }
 }
-
-// The hashes of an id and of its bytes agree: a latin1 string's code units are its bytes.
 
 /** FNV-1a over the id's latin1 code units. */
 function hash1(id: string): number {
@@ -120,26 +109,6 @@ function hash2(id: string): number {
   let h = 0x9e3779b9 ^ id.length;
   for (let i = id.length - 1; i >= 0; i--) {
     h = Math.imul(h ^ id.charCodeAt(i), 0x5bd1e995);
-    h ^= h >>> 15;
-  }
-  return h >>> 0;
-}
-
-/** {@link hash1} of the bytes of an id. */
-function bytesHash1(bytes: Buffer): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < bytes.length; i++) {
-    h ^= bytes[i];
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
-}
-
-/** {@link hash2} of the bytes of an id. */
-function bytesHash2(bytes: Buffer): number {
-  let h = 0x9e3779b9 ^ bytes.length;
-  for (let i = bytes.length - 1; i >= 0; i--) {
-    h = Math.imul(h ^ bytes[i], 0x5bd1e995);
     h ^= h >>> 15;
   }
   return h >>> 0;
