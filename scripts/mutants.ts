@@ -98,6 +98,38 @@ function firstFailure(report: string): string | undefined {
   return undefined;
 }
 
+/**
+ * Kills the processes still running from the copy at `tree` (a mutant can stop `kvt cluster` from
+ * stopping its children, or a test from stopping its servers; they would hold ports and CPU through the
+ * rest of the run); resolves how many. Reads /proc, so it finds nothing where there is none.
+ */
+export function killLeftovers(tree: string): number {
+  let killed = 0;
+  let pids: string[];
+  try {
+    pids = fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return 0;
+  }
+  for (const pid of pids) {
+    if (Number(pid) === process.pid) continue;
+    let cmdline: string;
+    try {
+      cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    } catch {
+      continue; // gone meanwhile, or not ours to read
+    }
+    if (!cmdline.split('\0').some((arg) => arg.startsWith(tree + path.sep))) continue;
+    try {
+      process.kill(Number(pid), 'SIGKILL');
+      killed++;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return killed;
+}
+
 function runMutant(tree: string, m: Mutant): Outcome {
   const started = Date.now();
   const file = path.join(tree, m.file);
@@ -118,6 +150,8 @@ function runMutant(tree: string, m: Mutant): Outcome {
     if (run.status === 0) return { mutant: m, killed: false, by: '', seconds };
     return { mutant: m, killed: true, by: failed ?? `vitest exited ${run.status} (no failing test named: an error outside tests)`, seconds };
   } finally {
+    const left = killLeftovers(tree);
+    if (left > 0) console.log(`         ${m.id}: killed ${left} process(es) its tests left running`);
     fs.writeFileSync(file, original);
     // The servers of later mutants' integration tests start from dist: it must hold no mutant.
     if (needsBuild(m)) build(tree);
