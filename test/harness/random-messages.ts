@@ -130,3 +130,33 @@ export function randomMessages(type: string, seed: number, count: number): Recor
   const rand = rng(seed);
   return Array.from({ length: count }, () => randomMessage(rand, type));
 }
+
+/**
+ * Unknown fields of every wire type: 15 (fixed64), 14 (fixed32), 13 (a 10-byte varint), 12 (bytes).
+ * The fixed payloads are 0x08 bytes, which read as tags if a decoder skips them by the wrong width.
+ */
+export const UNKNOWN_FIELDS = Buffer.from(
+  protobuf.Writer.create()
+    .uint32((15 << 3) | 1)
+    .fixed64(0x0808080808080808)
+    .uint32((14 << 3) | 5)
+    .fixed32(0x08080808)
+    .uint32((13 << 3) | 0)
+    .int32(-2)
+    .uint32((12 << 3) | 2)
+    .bytes(Buffer.from([0x08, 0x09]))
+    .finish(),
+);
+
+/** Length-delimited field `n` holding `payload`. */
+export function lengthDelimited(n: number, payload: Buffer): Buffer {
+  return Buffer.concat([
+    Buffer.from(
+      protobuf.Writer.create()
+        .uint32((n << 3) | 2)
+        .uint32(payload.length)
+        .finish(),
+    ),
+    payload,
+  ]);
+}

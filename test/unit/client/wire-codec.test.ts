@@ -1,40 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import * as protobuf from 'protobufjs';
 import { ClientExecuteStreamRequest, ClientSubRequest, encodeExecuteRequest, encodeExecuteStreamRequest, getKeyBytes, subRequestBytes } from '../../../client/internal/wire-codec';
 import { ClientExecuteResponse, decodeExecuteResponse, decodeExecuteStreamResponse, decodeIteratePage, PageItemBuilder } from '../../../client/internal/wire-decoder';
 import { kvtPackage } from '../../../proto/load';
 import type { Entry, ExecuteRequest, IterateResponse } from '../../../proto/messages';
 import { UpdateEncoder } from '../../../client/internal/update-encoder';
 import { MODIFICATION_TYPES } from '../../../proto/enums';
-import { bytes, messageType, randomMessage, rng } from '../../harness/random-messages';
+import { bytes, lengthDelimited, messageType, randomMessage, rng, UNKNOWN_FIELDS } from '../../harness/random-messages';
 
 const service = kvtPackage().SegmentStore.service;
-
-/** Unknown fields 15 (fixed64), 14 (fixed32), 13 (a 10-byte varint), 12 (bytes); fixed payloads of 0x08 read as tags if mis-skipped. */
-const UNKNOWN = Buffer.from(
-  protobuf.Writer.create()
-    .uint32((15 << 3) | 1)
-    .fixed64(0x0808080808080808)
-    .uint32((14 << 3) | 5)
-    .fixed32(0x08080808)
-    .uint32((13 << 3) | 0)
-    .int32(-2)
-    .uint32((12 << 3) | 2)
-    .bytes(Buffer.from([0x08, 0x09]))
-    .finish(),
-);
-
-/** Length-delimited field `n` holding `payload`. */
-const field = (n: number, payload: Buffer): Buffer =>
-  Buffer.concat([
-    Buffer.from(
-      protobuf.Writer.create()
-        .uint32((n << 3) | 2)
-        .uint32(payload.length)
-        .finish(),
-    ),
-    payload,
-  ]);
 
 /** `kvt.v1.<type>` encoded by protobufjs from the loaded .proto. */
 const encode = (type: string, message: Record<string, unknown>): Buffer => Buffer.from(messageType(type).encode(message).finish());
@@ -173,15 +146,31 @@ describe('client wire codecs', () => {
 
   it('skips unknown fields of every wire type at every level of a response, exactly like the loader', () => {
     const entry = (key: string, value: string, sequence: string): Buffer =>
-      Buffer.concat([UNKNOWN, encode('Entry', { found: true, key: Buffer.from(key), value: Buffer.from(value), sequence }), UNKNOWN]);
-    const page = Buffer.concat([UNKNOWN, field(1, entry('a', '1', '5')), UNKNOWN, field(1, entry('bb', '', '6')), Buffer.from([0x10, 0x01]), UNKNOWN]);
+      Buffer.concat([UNKNOWN_FIELDS, encode('Entry', { found: true, key: Buffer.from(key), value: Buffer.from(value), sequence }), UNKNOWN_FIELDS]);
+    const page = Buffer.concat([UNKNOWN_FIELDS, lengthDelimited(1, entry('a', '1', '5')), UNKNOWN_FIELDS, lengthDelimited(1, entry('bb', '', '6')), Buffer.from([0x10, 0x01]), UNKNOWN_FIELDS]);
     expect(decodeIteratePage(page, asEntry)).toStrictEqual(loaderPage(page));
-    const update = Buffer.concat([UNKNOWN, field(1, Buffer.from('3')), UNKNOWN, field(2, Buffer.from('4')), UNKNOWN]);
-    const error = Buffer.concat([UNKNOWN, encode('Error', { code: 'NO_SUCH_KEY', message: 'm', index: 3, segmentId: '7' }), UNKNOWN]);
-    const sub = (member: number, payload: Buffer): Buffer => field(1, Buffer.concat([UNKNOWN, field(member, payload), UNKNOWN]));
-    const response = Buffer.concat([UNKNOWN, sub(1, update), sub(2, Buffer.concat([UNKNOWN, field(1, entry('k', 'v', '9')), UNKNOWN])), sub(3, error), sub(4, page), UNKNOWN]);
+    const update = Buffer.concat([UNKNOWN_FIELDS, lengthDelimited(1, Buffer.from('3')), UNKNOWN_FIELDS, lengthDelimited(2, Buffer.from('4')), UNKNOWN_FIELDS]);
+    const error = Buffer.concat([UNKNOWN_FIELDS, encode('Error', { code: 'NO_SUCH_KEY', message: 'm', index: 3, segmentId: '7' }), UNKNOWN_FIELDS]);
+    const sub = (member: number, payload: Buffer): Buffer => lengthDelimited(1, Buffer.concat([UNKNOWN_FIELDS, lengthDelimited(member, payload), UNKNOWN_FIELDS]));
+    const response = Buffer.concat([
+      UNKNOWN_FIELDS,
+      sub(1, update),
+      sub(2, Buffer.concat([UNKNOWN_FIELDS, lengthDelimited(1, entry('k', 'v', '9')), UNKNOWN_FIELDS])),
+      sub(3, error),
+      sub(4, page),
+      UNKNOWN_FIELDS,
+    ]);
     expect(withPagesDecoded(decodeExecuteResponse(response))).toStrictEqual(service.Execute.responseDeserialize(response));
-    const stream = Buffer.concat([UNKNOWN, Buffer.from([0x08, 0x07]), UNKNOWN, field(2, response), UNKNOWN, field(3, error), field(4, page), UNKNOWN]);
+    const stream = Buffer.concat([
+      UNKNOWN_FIELDS,
+      Buffer.from([0x08, 0x07]),
+      UNKNOWN_FIELDS,
+      lengthDelimited(2, response),
+      UNKNOWN_FIELDS,
+      lengthDelimited(3, error),
+      lengthDelimited(4, page),
+      UNKNOWN_FIELDS,
+    ]);
     const ours = decodeExecuteStreamResponse(stream);
     expect({ ...ours, response: ours.response && withPagesDecoded(ours.response), iterate: ours.iterate && service.Iterate.responseDeserialize(ours.iterate) }).toStrictEqual(
       service.ExecuteStream.responseDeserialize(stream),
@@ -191,25 +180,25 @@ describe('client wire codecs', () => {
       expect(() => decodeIteratePage(Buffer.concat([page, cut]), asEntry)).toThrow('truncated field');
       expect(() => decodeExecuteResponse(Buffer.concat([response, cut]))).toThrow('truncated field');
       expect(() => decodeExecuteStreamResponse(Buffer.concat([stream, cut]))).toThrow('truncated field');
-      expect(() => decodeIteratePage(field(1, Buffer.concat([encode('Entry', { key: Buffer.from('k') }), cut])), asEntry)).toThrow('truncated field');
+      expect(() => decodeIteratePage(lengthDelimited(1, Buffer.concat([encode('Entry', { key: Buffer.from('k') }), cut])), asEntry)).toThrow('truncated field');
     }
     // Fields 3 and 4 are unknown in an ExecuteResponse: they are not the stream message's error and page.
-    const nested = Buffer.concat([Buffer.from([0x08, 0x07]), field(2, Buffer.concat([response, field(3, error), field(4, page)]))]);
+    const nested = Buffer.concat([Buffer.from([0x08, 0x07]), lengthDelimited(2, Buffer.concat([response, lengthDelimited(3, error), lengthDelimited(4, page)]))]);
     expect(decodeExecuteStreamResponse(nested)).toMatchObject({ id: 7, error: null, iterate: null });
     expect(service.ExecuteStream.responseDeserialize(nested)).toMatchObject({ id: 7, error: null, iterate: null });
   });
 
   it('names the member of a SubResponse as the loader does when several are on the wire: the highest field number', () => {
-    const update = field(1, field(2, Buffer.from('4')));
-    const error = field(3, encode('Error', { code: 'NO_SUCH_KEY' }));
-    const get = field(2, Buffer.alloc(0));
+    const update = lengthDelimited(1, lengthDelimited(2, Buffer.from('4')));
+    const error = lengthDelimited(3, encode('Error', { code: 'NO_SUCH_KEY' }));
+    const get = lengthDelimited(2, Buffer.alloc(0));
     for (const members of [
       [update, error],
       [error, update],
       [get, update],
       [update, get, error],
     ]) {
-      const wire = field(1, Buffer.concat(members));
+      const wire = lengthDelimited(1, Buffer.concat(members));
       expect(decodeExecuteResponse(wire)).toStrictEqual(service.Execute.responseDeserialize(wire));
     }
   });
@@ -233,7 +222,7 @@ describe('client wire codecs', () => {
         const label = `family ${familyLength}, key ${keyLength}`;
         expect(subRequestBytes(one), label).toBe(encodeExecuteRequest({ requests: [one] }).length);
         // A key's field in a GetRequest: tag, length and the KeyRef, default values left out.
-        expect(getKeyBytes(familyLength, keyLength), label).toBe(field(2, encode('KeyRef', { family: family || undefined, key: keyLength ? key : undefined })).length);
+        expect(getKeyBytes(familyLength, keyLength), label).toBe(lengthDelimited(2, encode('KeyRef', { family: family || undefined, key: keyLength ? key : undefined })).length);
         expect(subRequestBytes(two), label).toBe(encodeExecuteRequest({ requests: [two] }).length);
       }
     }

@@ -4,13 +4,10 @@ import type { ExecuteResponse, IterateResponse } from '../../../proto/messages';
 import { decodeExecuteRequest } from '../../../segmentstore/service/execute-request-decoder';
 import { decodeExecuteStreamRequest, encodeExecuteResponse, encodeExecuteStreamResponse, encodeIterateResponse, MalformedStreamMessage } from '../../../segmentstore/service/wire-codec';
 import { WireModification } from '../../../segmentstore/service/wire-modification';
-import * as protobuf from 'protobufjs';
-import { messageType, randomMessage, rng } from '../../harness/random-messages';
+import { lengthDelimited, messageType, randomMessage, rng, UNKNOWN_FIELDS } from '../../harness/random-messages';
 
 const service = kvtPackage().SegmentStore.service;
 /** Tags of ExecuteStreamRequest's request (2) and iterate (3). */
-const REQUEST = (2 << 3) | 2;
-const ITERATE = (3 << 3) | 2;
 const loaderDecode = (name: 'Execute' | 'ExecuteStream' | 'Iterate', buf: Buffer): unknown => service[name].responseDeserialize(buf);
 
 /** The fields of `Modification` in the loaded .proto (so a field added there is read here too). */
@@ -179,26 +176,13 @@ describe('segment store wire codecs', () => {
   });
 
   it('skips unknown fields of every wire type in an ExecuteStreamRequest and the request in it, exactly like the loader', () => {
-    // Unknown fields 15 (fixed64), 14 (fixed32), 13 (a 10-byte varint), 12 (bytes); fixed payloads of 0x08 read as tags if mis-skipped.
-    const unknown = Buffer.from(
-      protobuf.Writer.create()
-        .uint32((15 << 3) | 1)
-        .fixed64(0x0808080808080808)
-        .uint32((14 << 3) | 5)
-        .fixed32(0x08080808)
-        .uint32((13 << 3) | 0)
-        .int32(-2)
-        .uint32((12 << 3) | 2)
-        .bytes(Buffer.from([0x08, 0x09]))
-        .finish(),
-    );
-    const field = (tag: number, payload: Buffer): Buffer => Buffer.concat([Buffer.from(protobuf.Writer.create().uint32(tag).uint32(payload.length).finish()), payload]);
+    const unknown = UNKNOWN_FIELDS;
     const request = service.Execute.requestSerialize({ requests: [{ update: { segmentId: '1', modifications: [{ key: Buffer.from('k'), value: Buffer.from('v') }] } }] });
     const iterate = service.Iterate.requestSerialize({ segmentId: '5', maxItems: 3 });
     const id = Buffer.from([0x08, 0x07]);
     for (const wire of [
-      Buffer.concat([unknown, id, unknown, field(REQUEST, Buffer.concat([unknown, request, unknown])), unknown]),
-      Buffer.concat([id, unknown, field(ITERATE, Buffer.concat([unknown, iterate])), unknown]),
+      Buffer.concat([unknown, id, unknown, lengthDelimited(2, Buffer.concat([unknown, request, unknown])), unknown]),
+      Buffer.concat([id, unknown, lengthDelimited(3, Buffer.concat([unknown, iterate])), unknown]),
     ]) {
       const { bytes, ...decoded } = decodeExecuteStreamRequest(wire) as Exclude<ReturnType<typeof decodeExecuteStreamRequest>, MalformedStreamMessage>;
       expect(bytes).toBe(wire.length);
