@@ -299,9 +299,10 @@ export class FamilyStore {
       const absent = this.filter.absent(id);
       head = this.knownHead(id) ?? (absent ? undefined : this.loader.read(prefix));
       dir = this.adopt(seg, prefix, id, head);
+      // A member before anything of it is staged, so that no later write of it skips the read. (A
+      // cached directory's family is one already: a write made it a member, or LevelDB held it.)
+      this.filter.add(id);
     }
-    // A member before anything of it is staged, so that no later write of it skips the read.
-    this.filter.add(id);
     let early: EarlyReads;
     if (dir) {
       const plan = ids ? this.plan(dir, mods, ids) : this.planSorted(dir, mods);
