@@ -26,8 +26,8 @@ import type { TableModification } from '../types';
 import { Version } from '../version';
 import { RenderExistsError } from './errors';
 import type { Archiver } from './archiving';
-import { after, chunkKey, keyOf, KIND, POSITION_BYTES, recordKey } from './key-layout';
-import { EncodedRender } from './render-codec';
+import { after, chunkKey, compareBytes, keyOf, KIND, POSITION_BYTES, recordKey } from './key-layout';
+import { decodeRecord, EncodedRender } from './render-codec';
 import { CULL_MAX_ITEMS, headUpdate, planCull, readTimeline, supersessionOf } from './retention';
 
 type Table = KeyValueTable<Uint8Array, Uint8Array>;
@@ -35,8 +35,8 @@ type Modification = TableModification<Uint8Array, Uint8Array>;
 
 /** Batch bytes kept free for the cull, the head and the timeline entry. */
 export const BATCH_RESERVE_BYTES = 64 * 1024;
-/** Items of a batch besides the chunks: the cull, head, two chunk ranges, record and timeline entry. */
-const RESERVED_ITEMS = CULL_MAX_ITEMS + 5;
+/** Items of a batch besides the chunks: the cull, head, three chunk ranges, record and timeline entry. */
+const RESERVED_ITEMS = CULL_MAX_ITEMS + 6;
 /** Bytes of a chunk's key. */
 const CHUNK_KEY_BYTES = 37;
 /** A write whose cull lost a race starts over this many times, the last time without a cull. */
@@ -101,7 +101,8 @@ export class RenderWriter {
     if (chunks.length <= Math.min(fits, MAX_BATCH_ITEMS - RESERVED_ITEMS)) {
       const ttlMs = target.historicalTtlMs;
       const recordMod: Modification = target.ifAbsent ? { type: 'insert', key: record, value: encoded.record, ttlMs } : { type: 'put', key: record, value: encoded.record, ttlMs };
-      await this.commit(target.title, [{ target, recordMod, rest: this.withUploadRemoval(target, kinds.chunk, encoded.upload, chunks) }]);
+      const previous = encoded.upload === null ? null : await this.uploadOf(target.title, record);
+      await this.commit(target.title, [{ target, recordMod, rest: this.withUploadRemoval(target, kinds.chunk, encoded.upload, previous, chunks) }]);
       return;
     }
     for (let attempt = 1; ; attempt++) {
@@ -114,14 +115,35 @@ export class RenderWriter {
     }
   }
 
-  /** `chunks` as puts, after the removal of every other upload's chunks of the same (rev, tid). */
-  private withUploadRemoval(target: RenderTarget, chunkKind: number, upload: Buffer | null, chunks: [Buffer, Buffer][]): Modification[] {
+  /** The upload named by the record at `record`, or null when there is none or its bodies are inline. */
+  private async uploadOf(title: string, record: Buffer): Promise<Buffer | null> {
+    const entry = await this.table.get(title, record);
+    return entry === null ? null : decodeRecord(entry.value).upload;
+  }
+
+  /**
+   * `chunks` as puts, after the removal of the chunks of every other upload of the same (rev, tid) but
+   * `previous` (the upload of the record this write replaces). A reader reads a record and then its
+   * chunks: keeping the replaced upload lets one that read the old record just before finish, where
+   * removing it made a reader start over at every rewrite and starve under a stream of them. The
+   * replaced upload goes with the next rewrite (or the render's cull): a rewritten chunked render
+   * holds at most one more upload than its own.
+   */
+  private withUploadRemoval(target: RenderTarget, chunkKind: number, upload: Buffer | null, previous: Buffer | null, chunks: [Buffer, Buffer][]): Modification[] {
     const all = keyOf(chunkKind, target.position);
     const ttlMs = target.historicalTtlMs;
     const puts = chunks.map(([key, value]): Modification => ({ type: 'put', key, value, ttlMs }));
     if (upload === null) return [{ type: 'removeRange', prefix: all }, ...puts];
-    const mine = keyOf(chunkKind, target.position, upload);
-    return [{ type: 'removeRange', from: all, to: mine }, { type: 'removeRange', from: after(mine), to: after(all) }, ...puts];
+    const kept = [upload, previous].filter((u): u is Buffer => u !== null).map((u) => keyOf(chunkKind, target.position, u));
+    kept.sort(compareBytes);
+    const removals: Modification[] = [];
+    let from = all;
+    for (const prefix of kept) {
+      if (compareBytes(from, prefix) < 0) removals.push({ type: 'removeRange', from, to: prefix });
+      from = after(prefix);
+    }
+    removals.push({ type: 'removeRange', from, to: after(all) });
+    return [...removals, ...puts];
   }
 
   /** A large render: leading chunks in batches of their own, then the commit with the rest. */
@@ -136,7 +158,8 @@ export class RenderWriter {
       const recordMod: Modification = target.ifAbsent
         ? { type: 'insert', key: record, value: encoded.record, ttlMs: target.historicalTtlMs }
         : { type: 'put', key: record, value: encoded.record, version: before?.version ?? Version.NOT_EXISTS, ttlMs: target.historicalTtlMs };
-      await this.commit(target.title, [{ target, recordMod, rest: this.withUploadRemoval(target, chunkKind, encoded.upload, chunks.slice(staged)) }], true);
+      const previous = before === null ? null : decodeRecord(before.value).upload;
+      await this.commit(target.title, [{ target, recordMod, rest: this.withUploadRemoval(target, chunkKind, encoded.upload, previous, chunks.slice(staged)) }], true);
     } catch (err) {
       // Best-effort: the chunks of a failed upload are named by no record.
       await this.table.update(target.title, [{ type: 'removeRange', prefix: keyOf(chunkKind, target.position, encoded.upload!) }]).catch(() => undefined);
@@ -163,9 +186,10 @@ export class RenderWriter {
     };
     for (const { target, encoded } of renders) {
       const { record, chunks } = keysOf(target, encoded);
-      const rest = this.withUploadRemoval(target, KIND.CHUNK, encoded.upload, chunks);
+      const previous = encoded.upload === null ? null : await this.uploadOf(title, record);
+      const rest = this.withUploadRemoval(target, KIND.CHUNK, encoded.upload, previous, chunks);
       // Its record, chunks, chunk ranges and a late-write entry.
-      const size = record.length + encoded.record.length + chunks.reduce((n, [k, v]) => n + k.length + v.length, 0) + 2 * (1 + POSITION_BYTES + 8 + 4) + LATE_ENTRY_BYTES;
+      const size = record.length + encoded.record.length + chunks.reduce((n, [k, v]) => n + k.length + v.length, 0) + 3 * 2 * (1 + POSITION_BYTES + 8) + LATE_ENTRY_BYTES;
       const count = rest.length + 2;
       if (size > BATCH_BUDGET.bytes || count > BATCH_BUDGET.items) {
         await flush();

@@ -4,7 +4,7 @@
  * with their record.
  */
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_RECENCY_WINDOW_MS, MAX_RENDER_BYTES, MAX_VALUE_LENGTH, RenderExistsError } from '../../client';
+import { DEFAULT_RECENCY_WINDOW_MS, MAX_RENDER_BYTES, MAX_VALUE_LENGTH, PageRevisionStore, RenderExistsError } from '../../client';
 import { KIND } from '../../client/revisions/key-layout';
 import { bytes, keysOfKind, rejection, RevisionsSuiteContext, summary, T0, text, tidAt } from './revisions-context';
 
@@ -43,17 +43,59 @@ export function largeSuite(ctx: RevisionsSuiteContext): void {
       expect(await keysOfKind(table, 'Huge', KIND.CHUNK)).toHaveLength(chunksFor(20 * MiB) + chunksFor(MAX_RENDER_BYTES - 2));
     });
 
-    it('replaces the chunks of a (rev, tid) written again, leaving none of the old upload', async () => {
+    it('replaces the chunks of a (rev, tid) written again, keeping only the upload it replaced', async () => {
       const { store, table } = await ctx.store();
       const tid = tidAt(T0);
       await store.putRender({ title: 'P', rev: 1, tid, value: bytes(3 * MiB) });
       const second = bytes(2 * MiB);
       await store.putRender({ title: 'P', rev: 1, tid, value: second });
-      expect(await keysOfKind(table, 'P', KIND.CHUNK)).toHaveLength(chunksFor(2 * MiB));
+      // The first upload stays for readers that read its record just before: until the next rewrite.
+      expect(await keysOfKind(table, 'P', KIND.CHUNK)).toHaveLength(chunksFor(3 * MiB) + chunksFor(2 * MiB));
       expect(((await store.getRender('P', 1, tid))?.value as Buffer).equals(second)).toBe(true);
+      const third = bytes(1.5 * MiB);
+      await store.putRender({ title: 'P', rev: 1, tid, value: third });
+      expect(await keysOfKind(table, 'P', KIND.CHUNK)).toHaveLength(chunksFor(2 * MiB) + chunksFor(1.5 * MiB));
+      expect(((await store.getRender('P', 1, tid))?.value as Buffer).equals(third)).toBe(true);
+      // An import's batched write keeps the replaced upload too.
+      const fourth = bytes(1_300_000);
+      await store.putRenders([{ title: 'P', rev: 1, tid, value: fourth }]);
+      expect(await keysOfKind(table, 'P', KIND.CHUNK)).toHaveLength(chunksFor(1.5 * MiB) + chunksFor(1_300_000));
+      expect(((await store.getRender('P', 1, tid))?.value as Buffer).equals(fourth)).toBe(true);
       await store.putRender({ title: 'P', rev: 1, tid, value: 'small now' });
       expect(await keysOfKind(table, 'P', KIND.CHUNK)).toEqual([]);
       expect((await store.getRender('P', 1, tid))?.value).toBe('small now');
+    });
+
+    it('reads a whole render when the same (rev, tid) is rewritten between reading its record and its chunks, every time', async () => {
+      const { store, table, clock } = await ctx.store();
+      const tid = tidAt(T0);
+      const version = (n: number) => ({ value: Buffer.alloc(1_200_000 + n * 1000, n), parts: { n: String(n), tail: Buffer.alloc(300_000, n) } });
+      await store.putRender({ title: 'P', rev: 1, tid, ...version(0) });
+      // The reader's table lands one rewrite (through the plain table) before each of its chunk reads:
+      // the lockstep that starved readers when a rewrite removed every other upload's chunks.
+      let written = 0;
+      const racing = new Proxy(table, {
+        get(target, property) {
+          if (property === 'getAll') {
+            return async (family: string | null, keys: Iterable<Uint8Array>) => {
+              const wanted = [...keys];
+              if (wanted[0]?.[0] === KIND.CHUNK) await store.putRender({ title: 'P', rev: 1, tid, ...version(++written) });
+              return target.getAll(family, wanted);
+            };
+          }
+          const v = Reflect.get(target, property, target) as unknown;
+          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+        },
+      });
+      const reader = new PageRevisionStore(racing, { clock: clock.read });
+      for (let i = 0; i < 3; i++) {
+        const r = await reader.getRender('P', 1, tid);
+        const n = Number(r!.parts.n);
+        expect(n).toBe(written - 1);
+        expect((r!.value as Buffer).equals(version(n).value)).toBe(true);
+        expect((r!.parts.tail as Buffer).equals(version(n).parts.tail)).toBe(true);
+      }
+      expect(written).toBe(3);
     });
 
     it('refuses ifAbsent over an existing large render and leaves no chunks behind', { timeout: 120_000 }, async () => {

@@ -31,16 +31,20 @@ class InterleavingTable extends InMemoryKeyValueTable<Uint8Array, Uint8Array> {
 const version = (n: number) => ({ value: Buffer.alloc(1_500_000, n), parts: { n: String(n) } });
 
 describe('PageRevisionStore reads of chunked renders', () => {
-  it('reads again when the render is written anew between its record and its chunks, returning the new one whole', async () => {
+  it('reads again when the render is written anew twice between its record and its chunks, returning the newest whole', async () => {
     const table = new InterleavingTable();
     const store = new PageRevisionStore(table);
     const tid = tidAt(T0);
     await store.putRender({ title: 'P', rev: 1, tid, ...version(1) });
-    table.beforeChunkRead = () => store.putRender({ title: 'P', rev: 1, tid, ...version(2) });
+    // One rewrite keeps the upload it replaces (the suite's lockstep case); a second removes it.
+    table.beforeChunkRead = async () => {
+      await store.putRender({ title: 'P', rev: 1, tid, ...version(2) });
+      await store.putRender({ title: 'P', rev: 1, tid, ...version(3) });
+    };
     const read = await store.getRender('P', 1, tid);
     expect(table.beforeChunkRead).toBeUndefined();
-    expect(read?.parts.n).toBe('2');
-    expect((read?.value as Buffer).equals(version(2).value)).toBe(true);
+    expect(read?.parts.n).toBe('3');
+    expect((read?.value as Buffer).equals(version(3).value)).toBe(true);
   });
 
   it('reports a chunk of the wrong length with ServiceError instead of returning a render padded or cut', async () => {
