@@ -64,11 +64,16 @@ export class RoutingCache {
 
   /**
    * Fetches fresh routing unless it already changed since `staleGeneration` (another caller refreshed
-   * it meanwhile).
+   * it meanwhile). A fetch already under way is shared, but it began before this call: if it answers
+   * `staleGeneration` (or, without one, in any case) the routing is fetched once more, so the caller
+   * gets what the controller held after it saw its route go stale.
    */
   refresh(staleGeneration?: string): Promise<RoutingTable> {
     if (this.current && staleGeneration !== undefined && this.current.generation !== staleGeneration) return Promise.resolve(this.current);
-    return this.load();
+    const joined = this.pending !== undefined;
+    const fetched = this.load();
+    if (!joined) return fetched;
+    return fetched.then((table) => (staleGeneration === undefined || table.generation === staleGeneration ? this.load() : table));
   }
 
   /** Forgets the cached routing (e.g. the table was deleted). */

@@ -81,4 +81,35 @@ describe('RoutingCache', () => {
     await expect(cache.refresh()).rejects.toThrow('controller unreachable');
     expect((await cache.refresh()).generation).toBe('4');
   });
+
+  it('asks again for a caller whose refresh joined a fetch that started before and answers its stale generation', async () => {
+    // The controller answers the generation it holds when asked, but only when the test lets it.
+    let generation = 1;
+    const answers: (() => void)[] = [];
+    let calls = 0;
+    const cache = new RoutingCache(() => {
+      calls++;
+      const routing = routingOf(generation);
+      return new Promise<Routing>((resolve) => answers.push(() => resolve(routing)));
+    });
+    const first = cache.get();
+    answers.shift()!();
+    const stale = await first;
+    // A caller refreshes (the controller still holds generation 1); then the segment moves.
+    const early = cache.refresh();
+    generation = 2;
+    // Another caller saw generation 1 go stale after that: joining the earlier fetch is not enough.
+    const late = cache.refresh(stale.generation);
+    const lateNoGeneration = cache.refresh();
+    answers.shift()!();
+    expect((await early).generation).toBe('1');
+    await Promise.resolve();
+    while (answers.length > 0) answers.shift()!();
+    await new Promise((resolve) => setImmediate(resolve));
+    while (answers.length > 0) answers.shift()!();
+    expect((await late).generation).toBe('2');
+    expect((await lateNoGeneration).generation).toBe('2');
+    expect(calls).toBe(3);
+    expect((await cache.get()).generation).toBe('2');
+  });
 });
