@@ -186,11 +186,9 @@ export class RenderWriter {
     };
     for (const { target, encoded } of renders) {
       const { record, chunks } = keysOf(target, encoded);
-      const previous = encoded.upload === null ? null : await this.uploadOf(title, record);
-      const rest = this.withUploadRemoval(target, KIND.CHUNK, encoded.upload, previous, chunks);
-      // Its record, chunks, chunk ranges and a late-write entry.
+      // Its record, chunks, chunk ranges (one, or up to three around the kept uploads) and a late-write entry.
       const size = record.length + encoded.record.length + chunks.reduce((n, [k, v]) => n + k.length + v.length, 0) + 3 * 2 * (1 + POSITION_BYTES + 8) + LATE_ENTRY_BYTES;
-      const count = rest.length + 2;
+      const count = chunks.length + (encoded.upload === null ? 1 : 3) + 2;
       if (size > BATCH_BUDGET.bytes || count > BATCH_BUDGET.items) {
         await flush();
         await this.write(target, encoded);
@@ -198,6 +196,9 @@ export class RenderWriter {
       }
       // (A repeat of a render in the batch goes in the next update: one update names a key once.)
       if (bytes + size > BATCH_BUDGET.bytes || items + count > BATCH_BUDGET.items || batch.some((b) => b.target.position.equals(target.position))) await flush();
+      // Read after that flush, so that a repeat keeps the upload of the render it replaces.
+      const previous = encoded.upload === null ? null : await this.uploadOf(title, record);
+      const rest = this.withUploadRemoval(target, KIND.CHUNK, encoded.upload, previous, chunks);
       const recordMod: Modification = target.ifAbsent ? { type: 'insert', key: record, value: encoded.record } : { type: 'put', key: record, value: encoded.record };
       batch.push({ target, recordMod, rest });
       items += count;

@@ -61,6 +61,14 @@ export function largeSuite(ctx: RevisionsSuiteContext): void {
       await store.putRenders([{ title: 'P', rev: 1, tid, value: fourth }]);
       expect(await keysOfKind(table, 'P', KIND.CHUNK)).toHaveLength(chunksFor(1.5 * MiB) + chunksFor(1_300_000));
       expect(((await store.getRender('P', 1, tid))?.value as Buffer).equals(fourth)).toBe(true);
+      // A repeat in one import goes in the next update and keeps the upload of the render it replaces.
+      const [fifth, sixth] = [bytes(3 * MiB), bytes(1_100_000)];
+      await store.putRenders([
+        { title: 'P', rev: 1, tid, value: fifth },
+        { title: 'P', rev: 1, tid, value: sixth },
+      ]);
+      expect(await keysOfKind(table, 'P', KIND.CHUNK)).toHaveLength(chunksFor(3 * MiB) + chunksFor(1_100_000));
+      expect(((await store.getRender('P', 1, tid))?.value as Buffer).equals(sixth)).toBe(true);
       await store.putRender({ title: 'P', rev: 1, tid, value: 'small now' });
       expect(await keysOfKind(table, 'P', KIND.CHUNK)).toEqual([]);
       expect((await store.getRender('P', 1, tid))?.value).toBe('small now');
