@@ -5,6 +5,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { KeyValueTable, PageRevisionStore, PageRevisionStoreOptions, Render, RenderBody, timeUuidOf } from '../../client';
 import { seededRandom } from '../../bench/core/keys';
+import { KIND } from '../../client/revisions/key-layout';
 
 export { expectInvalid, rejection } from './rejections';
 
@@ -63,6 +64,26 @@ export async function familyKeys(table: BytesTable, title: string): Promise<Buff
 /** The keys of a family of one kind (the first byte; see client/revisions/key-layout.ts). */
 export async function keysOfKind(table: BytesTable, title: string, kind: number): Promise<Buffer[]> {
   return (await familyKeys(table, title)).filter((k) => k[0] === kind);
+}
+
+/**
+ * `table`, but every read of a render's chunks (a getAll of kind-CHUNK keys) first awaits `before`: so
+ * that a write can land exactly between a reader's read of a record and its read of the chunks.
+ */
+export function beforeChunkReads(table: BytesTable, before: () => Promise<unknown>): BytesTable {
+  return new Proxy(table, {
+    get(target, property) {
+      if (property === 'getAll') {
+        return async (family: string | null, keys: Iterable<Uint8Array>) => {
+          const wanted = [...keys];
+          if (wanted[0]?.[0] === KIND.CHUNK) await before();
+          return target.getAll(family, wanted);
+        };
+      }
+      const v = Reflect.get(target, property, target) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
 }
 
 /** Deterministic pseudo-random numbers (mulberry32), so that a failure can be replayed. */

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RECENCY_WINDOW_MS, MAX_RENDER_BYTES, MAX_VALUE_LENGTH, PageRevisionStore, RenderExistsError } from '../../client';
 import { KIND } from '../../client/revisions/key-layout';
-import { bytes, keysOfKind, rejection, RevisionsSuiteContext, summary, T0, text, tidAt } from './revisions-context';
+import { beforeChunkReads, bytes, keysOfKind, rejection, RevisionsSuiteContext, summary, T0, text, tidAt } from './revisions-context';
 
 const MiB = 1024 * 1024;
 const chunksFor = (n: number) => Math.ceil(n / MAX_VALUE_LENGTH);
@@ -82,19 +82,7 @@ export function largeSuite(ctx: RevisionsSuiteContext): void {
       // The reader's table lands one rewrite (through the plain table) before each of its chunk reads:
       // the lockstep that starved readers when a rewrite removed every other upload's chunks.
       let written = 0;
-      const racing = new Proxy(table, {
-        get(target, property) {
-          if (property === 'getAll') {
-            return async (family: string | null, keys: Iterable<Uint8Array>) => {
-              const wanted = [...keys];
-              if (wanted[0]?.[0] === KIND.CHUNK) await store.putRender({ title: 'P', rev: 1, tid, ...version(++written) });
-              return target.getAll(family, wanted);
-            };
-          }
-          const v = Reflect.get(target, property, target) as unknown;
-          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-        },
-      });
+      const racing = beforeChunkReads(table, () => store.putRender({ title: 'P', rev: 1, tid, ...version(++written) }));
       const reader = new PageRevisionStore(racing, { clock: clock.read });
       for (let i = 0; i < 3; i++) {
         const r = await reader.getRender('P', 1, tid);

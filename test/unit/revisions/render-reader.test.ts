@@ -5,50 +5,42 @@
  */
 import { describe, expect, it } from 'vitest';
 import { InMemoryKeyValueTable, PageRevisionStore, Serializers, ServiceError } from '../../../client';
-import type { TableEntry } from '../../../client';
 import { KIND } from '../../../client/revisions/key-layout';
-import { keysOfKind, rejection, T0, tidAt } from '../../suites/revisions-context';
+import { beforeChunkReads, BytesTable, keysOfKind, rejection, T0, tidAt } from '../../suites/revisions-context';
 
-/** The in-memory table, letting `beforeChunkRead` run once just before a read of a render's chunks. */
-class InterleavingTable extends InMemoryKeyValueTable<Uint8Array, Uint8Array> {
-  beforeChunkRead: (() => Promise<unknown>) | undefined;
-
-  constructor() {
-    super({ keySerializer: Serializers.bytes, valueSerializer: Serializers.bytes, partitionCount: 2, name: 'memory/reader' });
-  }
-
-  override async getAll(family: string | null, keys: Iterable<Uint8Array>): Promise<(TableEntry<Uint8Array, Uint8Array> | null)[]> {
-    const list = [...keys];
-    const hook = this.beforeChunkRead;
-    if (hook && list[0]?.[0] === KIND.CHUNK) {
-      this.beforeChunkRead = undefined;
-      await hook();
-    }
-    return super.getAll(family, list);
-  }
+/** An in-memory table, and `beforeChunkRead`: run once, just before the next read of a render's chunks. */
+function interleaving(): { table: BytesTable; next: { beforeChunkRead?: () => Promise<unknown> } } {
+  const next: { beforeChunkRead?: () => Promise<unknown> } = {};
+  const memory = new InMemoryKeyValueTable<Uint8Array, Uint8Array>({ keySerializer: Serializers.bytes, valueSerializer: Serializers.bytes, partitionCount: 2, name: 'memory/reader' });
+  const table = beforeChunkReads(memory, async () => {
+    const hook = next.beforeChunkRead;
+    next.beforeChunkRead = undefined;
+    await hook?.();
+  });
+  return { table, next };
 }
 
 const version = (n: number) => ({ value: Buffer.alloc(1_500_000, n), parts: { n: String(n) } });
 
 describe('PageRevisionStore reads of chunked renders', () => {
   it('reads again when the render is written anew twice between its record and its chunks, returning the newest whole', async () => {
-    const table = new InterleavingTable();
+    const { table, next } = interleaving();
     const store = new PageRevisionStore(table);
     const tid = tidAt(T0);
     await store.putRender({ title: 'P', rev: 1, tid, ...version(1) });
     // One rewrite keeps the upload it replaces (the suite's lockstep case); a second removes it.
-    table.beforeChunkRead = async () => {
+    next.beforeChunkRead = async () => {
       await store.putRender({ title: 'P', rev: 1, tid, ...version(2) });
       await store.putRender({ title: 'P', rev: 1, tid, ...version(3) });
     };
     const read = await store.getRender('P', 1, tid);
-    expect(table.beforeChunkRead).toBeUndefined();
+    expect(next.beforeChunkRead).toBeUndefined();
     expect(read?.parts.n).toBe('3');
     expect((read?.value as Buffer).equals(version(3).value)).toBe(true);
   });
 
   it('reports a chunk of the wrong length with ServiceError instead of returning a render padded or cut', async () => {
-    const table = new InterleavingTable();
+    const { table } = interleaving();
     const store = new PageRevisionStore(table);
     const tid = tidAt(T0);
     await store.putRender({ title: 'P', rev: 1, tid, ...version(1) });
